@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds bin/tools only when the pins (go.mod, go.sum, the mains, the build script or the Go
+# toolchain) changed since the last build, or a binary is missing. File timestamps are not used:
+# a fresh clone has new ones and must not force a 5-minute rebuild of identical binaries.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out="$here/../../bin/tools"
+pins=$(cd "$here" && { cat go.mod go.sum build.sh ./*/main.go; go version; } | sha256sum | cut -d' ' -f1)
+missing=0
+for bin in kube-apiserver etcd kubectl ignition ignition-validate; do
+  [ -x "$out/$bin" ] || missing=1
+done
+if [ "$missing" = 0 ] && [ "$(cat "$out/.pins" 2>/dev/null)" = "$pins" ]; then
+  exit 0
+fi
+echo "building tools into bin/tools (kube-apiserver, etcd, kubectl, ignition): a few minutes on a cold cache"
+"$here/build.sh" "$out"
+echo "$pins" > "$out/.pins"

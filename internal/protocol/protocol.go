@@ -1,0 +1,79 @@
+// Package protocol names the wire contract between mco's components and the tooling written
+// for OpenShift: node annotation keys and values, labels, taints and well-known object names.
+// The keys are the OpenShift ones on purpose, so `oc`-era scripts keep working.
+package protocol
+
+const prefix = "machineconfiguration.openshift.io/"
+
+// Node annotations: the only channel between the controller and the node agent.
+const (
+	// CurrentConfigAnnotation is written by the agent: the rendered config the node is verified to be in.
+	CurrentConfigAnnotation = prefix + "currentConfig"
+	// DesiredConfigAnnotation is written by the node controller: the rendered config the node must move to.
+	DesiredConfigAnnotation = prefix + "desiredConfig"
+	// StateAnnotation is written by the agent; see the NodeState values.
+	StateAnnotation = prefix + "state"
+	// ReasonAnnotation is the agent's human-readable error for Degraded/Unreconcilable; cleared on Done.
+	ReasonAnnotation = prefix + "reason"
+	// DesiredDrainAnnotation is written by the agent: DrainRequest or UncordonRequest of a config.
+	DesiredDrainAnnotation = prefix + "desiredDrain"
+	// LastAppliedDrainAnnotation is written by the drain controller once desiredDrain was carried out.
+	LastAppliedDrainAnnotation = prefix + "lastAppliedDrain"
+	// FirstPivotConfigAnnotation records the rendered config a node first booted into.
+	FirstPivotConfigAnnotation = prefix + "firstPivotConfig"
+	// PostConfigActionAnnotation is "Rebooting" while the agent has a reboot queued.
+	PostConfigActionAnnotation = prefix + "post-config-action"
+)
+
+// NodeState is the value of StateAnnotation.
+type NodeState string
+
+const (
+	NodeDone           NodeState = "Done"
+	NodeWorking        NodeState = "Working"
+	NodeDegraded       NodeState = "Degraded"
+	NodeUnreconcilable NodeState = "Unreconcilable"
+)
+
+// MaxReasonLength bounds ReasonAnnotation, like the original, so a huge error cannot bloat the Node.
+const MaxReasonLength = 2000
+
+// DrainRequest is the desiredDrain value asking the drain controller to cordon and drain a node
+// on its way to config.
+func DrainRequest(config string) string { return "drain-" + config }
+
+// UncordonRequest is the desiredDrain value asking the drain controller to uncordon a node that
+// reached config.
+func UncordonRequest(config string) string { return "uncordon-" + config }
+
+// Labels and annotations on MachineConfigs and pools.
+const (
+	// RoleLabel is the conventional MachineConfig selector label.
+	RoleLabel = prefix + "role"
+	// GeneratedByControllerVersionAnnotation marks MachineConfigs a controller generated; such
+	// MCs never override the pool's OS image.
+	GeneratedByControllerVersionAnnotation = prefix + "generated-by-controller-version"
+	// BuiltInPoolLabel marks the pools mco ships.
+	BuiltInPoolLabel = prefix + "mco-built-in"
+	// RequiredForUpgradeLabel marks pools an upgrade must wait for.
+	RequiredForUpgradeLabel = "operator.machineconfiguration.openshift.io/required-for-upgrade"
+	// PoolLabelPrefix + pool name is set on each built-in pool.
+	PoolLabelPrefix = "pools.operator.machineconfiguration.openshift.io/"
+)
+
+// Taints and node labels.
+const (
+	// UpdateInProgressTaintKey is put (PreferNoSchedule) on nodes whose desired config is behind the pool target.
+	UpdateInProgressTaintKey = "UpdateInProgress"
+	MasterRoleLabel          = "node-role.kubernetes.io/master"
+	WorkerRoleLabel          = "node-role.kubernetes.io/worker"
+	ControlPlaneRoleLabel    = "node-role.kubernetes.io/control-plane"
+)
+
+// Well-known pools and singletons.
+const (
+	MasterPool = "master"
+	WorkerPool = "worker"
+	// ClusterMachineConfiguration is the only MachineConfiguration name mco acts on.
+	ClusterMachineConfiguration = "cluster"
+)

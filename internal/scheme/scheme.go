@@ -1,0 +1,27 @@
+// Package scheme holds the one runtime.Scheme every mco component uses: the Kubernetes core
+// types plus the OpenShift API groups mco speaks (machineconfiguration, operator, machine).
+package scheme
+
+import (
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+)
+
+// Scheme knows every type mco reads or writes.
+var Scheme = New()
+
+// New builds a fresh scheme; most callers want the shared Scheme.
+func New() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(mcfgv1.Install(s))
+	utilruntime.Must(operatorv1.Install(s))
+	utilruntime.Must(machinev1beta1.Install(s))
+	return s
+}
