@@ -7,6 +7,7 @@ LDFLAGS := -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
            -X github.com/mco-dev/mco/internal/version.Commit=$(COMMIT)
 # Integration tests start real control planes; on 2 cores, more parallel packages only thrash.
 TEST_FLAGS ?= -p 2 -timeout 20m
+GO_DIRS := $(wildcard cmd internal test bench)
 
 .PHONY: all build tools crds test unit demo vet fmt clean help
 
@@ -26,10 +27,10 @@ crds: ## copy CRD manifests from the pinned github.com/openshift/api into config
 
 vet: ## go vet and gofmt check
 	$(GO) vet ./...
-	@test -z "$$(gofmt -l cmd internal test bench 2>/dev/null)" || { gofmt -l cmd internal test bench; echo 'gofmt needed'; exit 1; }
+	@files=$$(gofmt -l $(GO_DIRS)); test -z "$$files" || { echo "gofmt needed: $$files"; exit 1; }
 
 fmt:
-	gofmt -w cmd internal test
+	gofmt -w $(GO_DIRS)
 
 test: tools build vet ## unit and integration tests against a real kube-apiserver and etcd
 	$(GO) test $(TEST_FLAGS) ./...

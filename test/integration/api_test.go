@@ -29,7 +29,7 @@ func TestMachineConfigAndPoolRoundTrip(t *testing.T) {
 			Labels: map[string]string{"machineconfiguration.openshift.io/role": "worker"},
 		},
 		Spec: mcfgv1.MachineConfigSpec{
-			Config: runtime.RawExtension{Raw: []byte(`{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/etc/chrony.conf","contents":{"source":"data:,pool%20ntp.example.com"},"mode":420}]}}`)},
+			Config:          runtime.RawExtension{Raw: []byte(`{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/etc/chrony.conf","contents":{"source":"data:,pool%20ntp.example.com"},"mode":420}]}}`)},
 			KernelArguments: []string{"nosmt"},
 		},
 	}
