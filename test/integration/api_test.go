@@ -2,8 +2,6 @@ package integration
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
-	"github.com/mco-dev/mco/internal/testenv"
+	"github.com/mco-dev/mco/config/pools"
 )
 
 func TestMachineConfigAndPoolRoundTrip(t *testing.T) {
@@ -126,13 +123,9 @@ func TestShippedPoolsMatchOpenShift(t *testing.T) {
 
 func loadPool(t *testing.T, file string) *mcfgv1.MachineConfigPool {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "pools", file))
+	pool, err := pools.Builtin(strings.TrimSuffix(file, ".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pool mcfgv1.MachineConfigPool
-	if err := yaml.UnmarshalStrict(data, &pool); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return &pool
+	return pool
 }

@@ -1,0 +1,71 @@
+package ignition
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/coreos/go-semver/semver"
+	"github.com/coreos/ign-converter/translate/v32tov22"
+	"github.com/coreos/ign-converter/translate/v32tov31"
+	"github.com/coreos/ign-converter/translate/v33tov32"
+	"github.com/coreos/ign-converter/translate/v34tov33"
+	"github.com/coreos/ign-converter/translate/v35tov34"
+)
+
+// Supported spec versions a canonical config can be served as, newest first.
+var (
+	V3_5 = MustVersion("3.5.0")
+	V3_4 = MustVersion("3.4.0")
+	V3_3 = MustVersion("3.3.0")
+	V3_2 = MustVersion("3.2.0")
+	V3_1 = MustVersion("3.1.0")
+	V2_2 = MustVersion("2.2.0")
+
+	ServableVersions = []semver.Version{V3_5, V3_4, V3_3, V3_2, V3_1, V2_2}
+)
+
+// IsServable reports whether Convert can produce spec v.
+func IsServable(v semver.Version) bool {
+	for _, s := range ServableVersions {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Convert returns cfg as a JSON document of spec target. Going down fails, naming the spec, when
+// the config uses something the older spec cannot express.
+func Convert(cfg Config, target semver.Version) ([]byte, error) {
+	out, err := convert(cfg, target)
+	if err != nil {
+		return nil, fmt.Errorf("converting Ignition config to spec %s: %w", target, err)
+	}
+	return json.Marshal(out)
+}
+
+// The chain mirrors the converters that exist: 3.5→3.4→3.3→3.2, then 3.2→3.1 or 3.2→2.2.
+func convert(cfg Config, target semver.Version) (any, error) {
+	if target == V3_5 {
+		return cfg, nil
+	}
+	if !IsServable(target) {
+		return nil, fmt.Errorf("spec %s is not supported (supported: 2.2.0, 3.1.0–3.5.0)", target)
+	}
+	c34, err := v35tov34.Translate(cfg)
+	if err != nil || target == V3_4 {
+		return c34, err
+	}
+	c33, err := v34tov33.Translate(c34)
+	if err != nil || target == V3_3 {
+		return c33, err
+	}
+	c32, err := v33tov32.Translate(c33)
+	if err != nil || target == V3_2 {
+		return c32, err
+	}
+	if target == V3_1 {
+		return v32tov31.Translate(c32)
+	}
+	return v32tov22.Translate(c32)
+}

@@ -1,0 +1,139 @@
+package ignition
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseEveryAcceptedSpec(t *testing.T) {
+	file3 := `"storage":{"files":[{"path":"/etc/x","contents":{"source":"data:,hello"},"mode":420}]}`
+	for _, tc := range []struct {
+		name, raw string
+	}{
+		{"2.0", `{"ignition":{"version":"2.0.0"},"storage":{"files":[{"filesystem":"root","path":"/etc/x","contents":{"source":"data:,hello"},"mode":420}]}}`},
+		{"2.1", `{"ignition":{"version":"2.1.0"},"storage":{"files":[{"filesystem":"root","path":"/etc/x","contents":{"source":"data:,hello"},"mode":420}]}}`},
+		{"2.2", `{"ignition":{"version":"2.2.0"},"storage":{"files":[{"filesystem":"root","path":"/etc/x","contents":{"source":"data:,hello"},"mode":420}]}}`},
+		{"3.0", `{"ignition":{"version":"3.0.0"},` + file3 + `}`},
+		{"3.1", `{"ignition":{"version":"3.1.0"},` + file3 + `}`},
+		{"3.2", `{"ignition":{"version":"3.2.0"},` + file3 + `}`},
+		{"3.3", `{"ignition":{"version":"3.3.0"},` + file3 + `}`},
+		{"3.4", `{"ignition":{"version":"3.4.0"},` + file3 + `}`},
+		{"3.5", `{"ignition":{"version":"3.5.0"},` + file3 + `}`},
+		{"3.5 with ignition not first", `{` + file3 + `,"ignition":{"version":"3.5.0"}}`},
+		{"yaml", "ignition:\n  version: 3.4.0\nstorage:\n  files:\n  - path: /etc/x\n    mode: 420\n    contents:\n      source: data:,hello\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tc.raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Ignition.Version != "3.5.0" {
+				t.Errorf("version %s, want canonical 3.5.0", cfg.Ignition.Version)
+			}
+			if len(cfg.Storage.Files) != 1 || cfg.Storage.Files[0].Path != "/etc/x" || *cfg.Storage.Files[0].Contents.Source != "data:,hello" || *cfg.Storage.Files[0].Mode != 420 {
+				t.Errorf("file not carried over: %+v", cfg.Storage.Files)
+			}
+		})
+	}
+}
+
+func TestParseEmptyIsTheEmptyConfig(t *testing.T) {
+	for _, raw := range []string{"", "  ", "null", "{}"} {
+		cfg, err := Parse([]byte(raw))
+		if err != nil || cfg.Ignition.Version != "3.5.0" {
+			t.Errorf("Parse(%q) = %+v, %v", raw, cfg, err)
+		}
+	}
+}
+
+func TestSpec2DuplicatesKeepTheLast(t *testing.T) {
+	cfg, err := Parse([]byte(`{"ignition":{"version":"2.2.0"},"storage":{"files":[
+		{"filesystem":"root","path":"/etc/x","contents":{"source":"data:,first"}},
+		{"filesystem":"root","path":"/etc/x","contents":{"source":"data:,last"}}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Storage.Files) != 1 || *cfg.Storage.Files[0].Contents.Source != "data:,last" {
+		t.Fatalf("files = %+v", cfg.Storage.Files)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		raw  string
+		want []string
+	}{
+		{"relative path has field and position", "{\n\"ignition\":{\"version\":\"3.5.0\"},\n\"storage\":{\"files\":[{\"path\":\"etc/x\"}]}}", []string{"storage.files.0.path", "line 3"}},
+		{"wrong type has position", "{\"ignition\":{\"version\":\"3.4.0\"},\n\"storage\":{\"files\":[{\"path\":\"/etc/x\",\"mode\":\"rw\"}]}}", []string{"line 2"}},
+		{"unsupported major", `{"ignition":{"version":"4.0.0"}}`, []string{"version"}},
+		{"spec 2.3 is not accepted", `{"ignition":{"version":"2.3.0"}}`, []string{"2.x"}},
+		{"missing version", `{"storage":{}}`, []string{"ignition.version: missing"}},
+		{"not a config", `[1,2]`, []string{"version"}},
+		{"spec 2 non-root filesystem", `{"ignition":{"version":"2.2.0"},"storage":{"filesystems":[{"name":"data","mount":{"device":"/dev/sdb","format":"xfs"}}],"files":[{"filesystem":"data","path":"/x","contents":{"source":"data:,"}}]}}`, []string{"non-root filesystem"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.raw))
+			if err == nil {
+				t.Fatal("parsed")
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error is %T, want *ConfigError", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestConvertDown(t *testing.T) {
+	cfg, err := Parse([]byte(`{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/etc/x","contents":{"source":"data:,hello"},"mode":420}]},"systemd":{"units":[{"name":"a.service","enabled":true,"contents":"[Service]\nExecStart=/bin/true\n"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range ServableVersions {
+		t.Run(v.String(), func(t *testing.T) {
+			out, err := Convert(cfg, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var probe struct {
+				Ignition struct{ Version string }
+			}
+			if err := json.Unmarshal(out, &probe); err != nil || probe.Ignition.Version != v.String() {
+				t.Fatalf("converted config declares %q (%v)", probe.Ignition.Version, err)
+			}
+			back, err := Parse(out)
+			if err != nil {
+				t.Fatalf("converted config does not parse back: %v", err)
+			}
+			if len(back.Storage.Files) != 1 || *back.Storage.Files[0].Contents.Source != "data:,hello" || len(back.Systemd.Units) != 1 {
+				t.Fatalf("content lost going through %s: %s", v, out)
+			}
+		})
+	}
+}
+
+func TestConvertDownFailsClearlyOnNewerFeatures(t *testing.T) {
+	// kernelArguments arrived in spec 3.3.
+	cfg, err := Parse([]byte(`{"ignition":{"version":"3.5.0"},"kernelArguments":{"shouldExist":["quiet"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Convert(cfg, V3_3); err != nil {
+		t.Fatalf("3.3 has kernelArguments: %v", err)
+	}
+	_, err = Convert(cfg, V3_2)
+	if err == nil || !strings.Contains(err.Error(), "3.2.0") {
+		t.Fatalf("want an error naming spec 3.2.0, got %v", err)
+	}
+	if _, err := Convert(cfg, MustVersion("3.0.0")); err == nil {
+		t.Fatal("3.0.0 has no conversion path and must be refused")
+	}
+}

@@ -1,0 +1,49 @@
+package render
+
+import (
+	"crypto/sha256"
+	"sync"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+
+	"github.com/mco-dev/mco/internal/ignition"
+)
+
+// ParseCache remembers parsed Ignition configs by the SHA-256 of their raw bytes, so a
+// long-running process (controller, server) re-parses only MachineConfigs whose config changed:
+// parsing and validating is most of the cost of a render. Safe for concurrent use.
+type ParseCache struct {
+	mu      sync.Mutex
+	entries map[[sha256.Size]byte]parseResult
+	limit   int
+}
+
+type parseResult struct {
+	cfg ignition.Config
+	err error
+}
+
+// NewParseCache returns a cache that forgets everything once it holds more than limit configs;
+// a cluster's working set is a few hundred, so a reset is rare and only costs re-parsing.
+func NewParseCache(limit int) *ParseCache {
+	return &ParseCache{entries: map[[sha256.Size]byte]parseResult{}, limit: limit}
+}
+
+// Parse is ValidateMachineConfig with the Ignition parse served from the cache. Cached configs
+// are shared: callers must not modify them (Render does not).
+func (c *ParseCache) Parse(mc *mcfgv1.MachineConfig) (ignition.Config, error) {
+	key := sha256.Sum256(mc.Spec.Config.Raw)
+	c.mu.Lock()
+	res, ok := c.entries[key]
+	c.mu.Unlock()
+	if !ok {
+		res.cfg, res.err = ignition.Parse(mc.Spec.Config.Raw)
+		c.mu.Lock()
+		if len(c.entries) >= c.limit {
+			clear(c.entries)
+		}
+		c.entries[key] = res
+		c.mu.Unlock()
+	}
+	return validateParsed(mc, res.cfg, res.err)
+}

@@ -1,0 +1,201 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	goruntime "runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// Defaults are what a pool's rendered config gets when no admin MachineConfig overrides them.
+type Defaults struct {
+	OSImageURL                     string
+	BaseOSExtensionsContainerImage string
+}
+
+// Options tune one render.
+type Options struct {
+	Defaults Defaults
+	// Current is the rendered config the pool targets now. When set, the new render must be
+	// reachable from it on a running node (CheckReconcilable).
+	Current *mcfgv1.MachineConfig
+	// ControllerVersion is stamped on the result as generated-by-controller-version.
+	ControllerVersion string
+	// Parse, when set, replaces ValidateMachineConfig so a caller can reuse earlier parses of
+	// unchanged MachineConfigs. It must behave exactly like ValidateMachineConfig.
+	Parse func(*mcfgv1.MachineConfig) (ignition.Config, error)
+}
+
+// Result is a successful render.
+type Result struct {
+	// Config is the rendered MachineConfig, named by its content.
+	Config *mcfgv1.MachineConfig
+	// Sources are the MachineConfigs merged, in merge order (also in Config's pool reference).
+	Sources []corev1.ObjectReference
+	// Ignition is the merged config, spec 3.5.
+	Ignition ignition.Config
+}
+
+type parsedConfig struct {
+	mc  *mcfgv1.MachineConfig
+	ign ignition.Config
+}
+
+// Render merges the MachineConfigs that pool selects out of all into one rendered MachineConfig.
+// Every invalid MachineConfig is reported, not just the first; a pool that selects nothing is
+// an error, as is a result too large to store or unreachable from opts.Current.
+func Render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, opts Options) (*Result, error) {
+	selected, err := Select(pool, all)
+	if err != nil {
+		return nil, err
+	}
+	if len(selected) == 0 {
+		return nil, &Error{Field: "spec.machineConfigSelector", Reason: fmt.Sprintf("pool %s: no MachineConfigs match %s", pool.Name, metav1.FormatLabelSelector(pool.Spec.MachineConfigSelector))}
+	}
+	parse := opts.Parse
+	if parse == nil {
+		parse = ValidateMachineConfig
+	}
+	parsed, errs := parseAll(selected, parse)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+
+	igns := make([]ignition.Config, len(parsed))
+	for i, p := range parsed {
+		igns[i] = p.ign
+	}
+	merged := mergeIgnition(igns)
+	spec := mergeSpecFields(selected, opts.Defaults)
+	raw, err := json.Marshal(merged)
+	if err != nil {
+		return nil, fmt.Errorf("pool %s: serialising merged Ignition: %w", pool.Name, err)
+	}
+	spec.Config = runtime.RawExtension{Raw: raw}
+
+	if err := checkMerged(pool.Name, selected, spec); err != nil {
+		return nil, err
+	}
+	if opts.Current != nil {
+		if err := checkReconcilable(opts.Current, merged, spec, parsed); err != nil {
+			return nil, err
+		}
+	}
+	name, err := Name(pool.Name, spec)
+	if err != nil {
+		return nil, err
+	}
+	sources := make([]corev1.ObjectReference, len(selected))
+	for i, mc := range selected {
+		sources[i] = corev1.ObjectReference{Kind: "MachineConfig", Name: mc.Name, APIVersion: mcfgv1.GroupVersion.String()}
+	}
+	rendered := &mcfgv1.MachineConfig{
+		TypeMeta: metav1.TypeMeta{Kind: "MachineConfig", APIVersion: mcfgv1.GroupVersion.String()},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Annotations: map[string]string{protocol.GeneratedByControllerVersionAnnotation: opts.ControllerVersion},
+		},
+		Spec: spec,
+	}
+	if pool.UID != "" {
+		rendered.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: mcfgv1.GroupVersion.String(), Kind: "MachineConfigPool", Name: pool.Name, UID: pool.UID,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+		}}
+	}
+	if size, err := json.Marshal(rendered); err == nil && len(size) > MaxRenderedSize {
+		return nil, &Error{Reason: fmt.Sprintf("pool %s: rendered config is %d bytes, over the %d byte limit; move large files out of MachineConfigs", pool.Name, len(size), MaxRenderedSize)}
+	}
+	return &Result{Config: rendered, Sources: sources, Ignition: merged}, nil
+}
+
+// checkMerged enforces rules about the combination of MachineConfigs.
+func checkMerged(pool string, selected []*mcfgv1.MachineConfig, spec mcfgv1.MachineConfigSpec) error {
+	if spec.KernelType == KernelTypeDefault || !slices.Contains(spec.Extensions, "kernel-devel") {
+		return nil
+	}
+	var culprits []string
+	for _, mc := range selected {
+		if slices.Contains(mc.Spec.Extensions, "kernel-devel") || (mc.Spec.KernelType != "" && mc.Spec.KernelType != KernelTypeDefault) {
+			culprits = append(culprits, mc.Name)
+		}
+	}
+	return &Error{Field: "spec.extensions", Reason: fmt.Sprintf("pool %s: the kernel-devel extension cannot be combined with kernel type %s (set by %v)", pool, spec.KernelType, culprits)}
+}
+
+func checkReconcilable(current *mcfgv1.MachineConfig, merged ignition.Config, spec mcfgv1.MachineConfigSpec, parsed []parsedConfig) error {
+	old, err := ignition.Parse(current.Spec.Config.Raw)
+	if err != nil {
+		// The current config was accepted once; if it no longer parses, nothing can be compared
+		// and refusing every future render would wedge the pool.
+		return nil
+	}
+	violations := CheckReconcilable(old, merged, current.Spec.FIPS, spec.FIPS)
+	if len(violations) == 0 {
+		return nil
+	}
+	errs := make(Errors, 0, len(violations))
+	for _, v := range violations {
+		field := "spec.config." + v.Field
+		if v.Field == "fips" {
+			field = "spec.fips"
+		}
+		reason := v.Reason
+		if v.Key != "" {
+			reason = fmt.Sprintf("%q: %s", v.Key, v.Reason)
+		}
+		errs = append(errs, &Error{
+			MachineConfig: culprit(v, parsed),
+			Field:         field,
+			Reason:        fmt.Sprintf("not reconcilable with %s, which nodes run: %s", current.Name, reason),
+		})
+	}
+	return errs
+}
+
+// parseAll parses every MachineConfig, on all cores: parsing and validating is most of a
+// render's cost. Results keep merge order; every failure is collected.
+func parseAll(mcs []*mcfgv1.MachineConfig, parse func(*mcfgv1.MachineConfig) (ignition.Config, error)) ([]parsedConfig, Errors) {
+	parsed := make([]parsedConfig, len(mcs))
+	failures := make([]error, len(mcs))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(mcs)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(mcs); i = int(next.Add(1) - 1) {
+				cfg, err := parse(mcs[i])
+				parsed[i], failures[i] = parsedConfig{mc: mcs[i], ign: cfg}, err
+			}
+		})
+	}
+	wg.Wait()
+	var errs Errors
+	for i, err := range failures {
+		if err != nil {
+			errs = append(errs, asErrors(mcs[i].Name, err)...)
+		}
+	}
+	return parsed, errs
+}
+
+func asErrors(mc string, err error) Errors {
+	switch e := err.(type) {
+	case Errors:
+		return e
+	case *Error:
+		return Errors{e}
+	default:
+		return configErrors(mc, err)
+	}
+}

@@ -1,0 +1,110 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+
+	"github.com/mco-dev/mco/internal/ignition"
+)
+
+// MaxRenderedSize is the largest rendered MachineConfig, as JSON, that is accepted: etcd and the
+// API server refuse objects much past 1.5 MiB, and OpenShift uses the same bound.
+const MaxRenderedSize = 1_572_864
+
+// Kernel types a MachineConfig may ask for.
+const (
+	KernelTypeDefault  = "default"
+	KernelTypeRealtime = "realtime"
+	KernelType64kPages = "64k-pages"
+)
+
+// SupportedExtensions are the RHCOS extensions a MachineConfig may request, with the packages
+// each one installs on the node.
+var SupportedExtensions = map[string][]string{
+	"two-node-ha":          {"pacemaker", "pcs", "fence-agents-all"},
+	"ipsec":                {"NetworkManager-libreswan", "libreswan"},
+	"usbguard":             {"usbguard"},
+	"kerberos":             {"krb5-workstation", "libkadm5"},
+	"kernel-devel":         {"kernel-devel", "kernel-headers"},
+	"sandboxed-containers": {"kata-containers"},
+	"sysstat":              {"sysstat"},
+}
+
+// ValidateMachineConfig checks one MachineConfig on its own: its Ignition parses and validates,
+// and it asks only for things a node can be given day 2. It returns the parsed Ignition so
+// callers do not parse twice.
+func ValidateMachineConfig(mc *mcfgv1.MachineConfig) (ignition.Config, error) {
+	cfg, err := ignition.Parse(mc.Spec.Config.Raw)
+	return validateParsed(mc, cfg, err)
+}
+
+func validateParsed(mc *mcfgv1.MachineConfig, cfg ignition.Config, err error) (ignition.Config, error) {
+	if err != nil {
+		return ignition.Config{}, configErrors(mc.Name, err)
+	}
+	errs := validateIgnition(mc.Name, cfg)
+	errs = append(errs, validateSpecFields(mc.Name, mc.Spec)...)
+	return cfg, errs.orNil()
+}
+
+func validateSpecFields(mc string, spec mcfgv1.MachineConfigSpec) Errors {
+	var errs Errors
+	switch spec.KernelType {
+	case "", KernelTypeDefault, KernelTypeRealtime, KernelType64kPages:
+	default:
+		errs = append(errs, &Error{MachineConfig: mc, Field: "spec.kernelType",
+			Reason: fmt.Sprintf("unknown kernel type %q (want %s, %s or %s)", spec.KernelType, KernelTypeDefault, KernelTypeRealtime, KernelType64kPages)})
+	}
+	for i, ext := range spec.Extensions {
+		if _, ok := SupportedExtensions[ext]; !ok {
+			errs = append(errs, &Error{MachineConfig: mc, Field: fmt.Sprintf("spec.extensions.%d", i),
+				Reason: fmt.Sprintf("unsupported extension %q (supported: %s)", ext, strings.Join(supportedExtensionNames(), ", "))})
+		}
+	}
+	return errs
+}
+
+// validateIgnition enforces what Ignition itself allows but a running node cannot honour.
+func validateIgnition(mc string, cfg ignition.Config) Errors {
+	var errs Errors
+	for i, f := range cfg.Storage.Files {
+		field := fmt.Sprintf("spec.config.storage.files.%d", i)
+		if f.Mode != nil && (*f.Mode < 0 || *f.Mode > 0o777) {
+			errs = append(errs, &Error{MachineConfig: mc, Field: field + ".mode",
+				Reason: fmt.Sprintf("mode %#o of %s has bits beyond 0777 (setuid, setgid and sticky are not allowed)", *f.Mode, f.Path)})
+		}
+		if f.Contents.Source != nil && !isInline(*f.Contents.Source) {
+			errs = append(errs, &Error{MachineConfig: mc, Field: field + ".contents.source",
+				Reason: fmt.Sprintf("%s: only inline data: URLs are supported; remote sources cannot be applied to running nodes", f.Path)})
+		}
+		for j, a := range f.Append {
+			if a.Source != nil && !isInline(*a.Source) {
+				errs = append(errs, &Error{MachineConfig: mc, Field: fmt.Sprintf("%s.append.%d.source", field, j),
+					Reason: fmt.Sprintf("%s: only inline data: URLs are supported; remote sources cannot be applied to running nodes", f.Path)})
+			}
+		}
+	}
+	for i, d := range cfg.Storage.Directories {
+		if d.Mode != nil && (*d.Mode < 0 || *d.Mode > 0o777) {
+			errs = append(errs, &Error{MachineConfig: mc, Field: fmt.Sprintf("spec.config.storage.directories.%d.mode", i),
+				Reason: fmt.Sprintf("mode %#o of %s has bits beyond 0777", *d.Mode, d.Path)})
+		}
+	}
+	return errs
+}
+
+func isInline(source string) bool {
+	return source == "" || strings.HasPrefix(source, "data:")
+}
+
+func supportedExtensionNames() []string {
+	names := make([]string, 0, len(SupportedExtensions))
+	for n := range SupportedExtensions {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
