@@ -111,4 +111,3 @@ func TestParseCacheIsTransparent(t *testing.T) {
 		}
 	}
 }
-

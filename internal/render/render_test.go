@@ -243,7 +243,11 @@ func TestValidationErrorsNameConfigFieldAndReason(t *testing.T) {
 			[]string{`MachineConfig "99-remote"`, "spec.config.storage.files.0.contents.source", "only inline data: URLs"}},
 		{"unknown kernel type", func() *mcfgv1.MachineConfig { m := rawMC("99-kt", "worker", ""); m.Spec.KernelType = "fast"; return m }(),
 			[]string{`MachineConfig "99-kt"`, "spec.kernelType", `"fast"`}},
-		{"unsupported extension", func() *mcfgv1.MachineConfig { m := rawMC("99-ext", "worker", ""); m.Spec.Extensions = []string{"vim"}; return m }(),
+		{"unsupported extension", func() *mcfgv1.MachineConfig {
+			m := rawMC("99-ext", "worker", "")
+			m.Spec.Extensions = []string{"vim"}
+			return m
+		}(),
 			[]string{`MachineConfig "99-ext"`, "spec.extensions.0", `"vim"`}},
 		{"ignition invalid with position", rawMC("99-path", "worker", "{\n  \"ignition\": {\"version\": \"3.5.0\"},\n  \"storage\": {\"files\": [{\"path\": \"relative/path\"}]}\n}"),
 			[]string{`MachineConfig "99-path"`, "spec.config.storage.files.0.path", "line 3"}},
