@@ -1,0 +1,50 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/mco-dev/mco/internal/clientconfig"
+	"github.com/mco-dev/mco/internal/controller"
+	"github.com/mco-dev/mco/internal/version"
+)
+
+func newControllerCommand() *cobra.Command {
+	var kubeconfig string
+	opts := controller.Options{}
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the controllers: render pools, roll configs onto nodes, drain, boot images, user data",
+		Long: `Run mco's controllers in one leader-elected process.
+
+The render controller merges each MachineConfigPool's MachineConfigs into one rendered
+MachineConfig (rendered-<pool>-<hash>), points the pool's spec.configuration at it, reports
+RenderDegraded when a MachineConfig is invalid, and deletes old rendered configs that no pool
+or node references any more (keeping the newest --rendered-configs-to-keep per pool).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(zap.New())
+			cfg, err := clientconfig.Load(kubeconfig)
+			if err != nil {
+				return err
+			}
+			opts.Render.ControllerVersion = version.Get().Commit
+			mgr, err := controller.NewManager(cfg, opts)
+			if err != nil {
+				return err
+			}
+			return mgr.Start(ctrl.SetupSignalHandler())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
+	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":9191", "address of the Prometheus metrics endpoint; 0 disables")
+	f.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":9192", "address of /healthz and /readyz; 0 disables")
+	f.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader so that only one replica acts")
+	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's)")
+	f.StringVar(&opts.Render.Defaults.OSImageURL, "os-image-url", "", "OS image of pools no MachineConfig overrides")
+	f.StringVar(&opts.Render.Defaults.BaseOSExtensionsContainerImage, "base-os-extensions-image", "", "extensions image of pools no MachineConfig overrides")
+	f.IntVar(&opts.Render.KeepRendered, "rendered-configs-to-keep", 5, "rendered configs kept per pool beyond those still referenced")
+	return cmd
+}

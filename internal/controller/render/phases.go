@@ -1,0 +1,130 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/poolcondition"
+	"github.com/mco-dev/mco/internal/render"
+)
+
+// ensureRendered creates the rendered config, or checks the existing one of that name: names
+// are content addresses, so an existing one must hold this content. One edited by hand is put
+// back, since nodes may already be running what its name promises.
+func (r *Reconciler) ensureRendered(ctx context.Context, pool *mcfgv1.MachineConfigPool, desired *mcfgv1.MachineConfig) error {
+	err := r.Client.Create(ctx, desired.DeepCopy())
+	if err == nil {
+		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonRendered, "Generated %s", desired.Name)
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %s: %w", desired.Name, err)
+	}
+	existing := &mcfgv1.MachineConfig{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: desired.Name}, existing); err != nil {
+		return err
+	}
+	want := existing.DeepCopy()
+	if want.Annotations == nil {
+		want.Annotations = map[string]string{}
+	}
+	maps.Copy(want.Annotations, desired.Annotations)
+	if !sameSpec(existing.Spec, desired.Spec) {
+		want.Spec = desired.Spec
+		r.Recorder.Eventf(pool, corev1.EventTypeWarning, ReasonRenderedRestored, "Rendered config %s was modified; restored its content", desired.Name)
+	}
+	if equality.Semantic.DeepEqual(existing, want) {
+		return nil
+	}
+	return r.Client.Update(ctx, want)
+}
+
+// sameSpec compares specs with the Ignition JSON normalised: the API server re-encodes
+// spec.config with sorted keys, so byte equality would fail for equal content.
+func sameSpec(a, b mcfgv1.MachineConfigSpec) bool {
+	ca, cb := normalJSON(a.Config.Raw), normalJSON(b.Config.Raw)
+	a.Config.Raw, b.Config.Raw = nil, nil
+	return bytes.Equal(ca, cb) && equality.Semantic.DeepEqual(a, b)
+}
+
+func normalJSON(raw []byte) []byte {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	out, _ := json.Marshal(v)
+	return out
+}
+
+// setTarget points the pool's spec.configuration at the rendered config, with its sources in
+// merge order. The node controller takes it from there.
+func (r *Reconciler) setTarget(ctx context.Context, pool *mcfgv1.MachineConfigPool, res *render.Result) error {
+	want := mcfgv1.MachineConfigPoolStatusConfiguration{
+		ObjectReference: corev1.ObjectReference{Kind: "MachineConfig", Name: res.Config.Name, APIVersion: mcfgv1.GroupVersion.String()},
+		Source:          res.Sources,
+	}
+	if equality.Semantic.DeepEqual(pool.Spec.Configuration, want) {
+		return nil
+	}
+	previous := pool.Spec.Configuration.Name
+	patch := client.MergeFromWithOptions(pool.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	pool.Spec.Configuration = want
+	if err := r.Client.Patch(ctx, pool, patch); err != nil {
+		return fmt.Errorf("setting target of pool %s: %w", pool.Name, err)
+	}
+	if previous != want.Name {
+		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonTargetChanged, "Target config changed from %q to %s", previous, want.Name)
+	}
+	return nil
+}
+
+// patchStatus records the render outcome in RenderDegraded and the Degraded summary, writing
+// only when something changed. The optimistic lock keeps it from overwriting conditions the
+// node controller wrote in between; a conflict requeues.
+func (r *Reconciler) patchStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, status corev1.ConditionStatus, reason, message string) error {
+	before := pool.DeepCopy()
+	now := metav1.Now()
+	changed := poolcondition.Set(&pool.Status, mcfgv1.MachineConfigPoolRenderDegraded, status, reason, message, now)
+	changed = poolcondition.SetDegraded(&pool.Status, now) || changed
+	if !changed {
+		return nil
+	}
+	return r.Client.Status().Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
+// collectGarbage deletes the pool's old rendered configs that nothing references.
+func (r *Reconciler) collectGarbage(ctx context.Context, pool *mcfgv1.MachineConfigPool) error {
+	var mcs mcfgv1.MachineConfigList
+	var pools mcfgv1.MachineConfigPoolList
+	var nodes corev1.NodeList
+	for _, list := range []client.ObjectList{&mcs, &pools, &nodes} {
+		if err := r.Client.List(ctx, list); err != nil {
+			return err
+		}
+	}
+	var owned []mcfgv1.MachineConfig
+	for _, mc := range mcs.Items {
+		if metav1.IsControlledBy(&mc, pool) {
+			owned = append(owned, mc)
+		}
+	}
+	for _, name := range Garbage(owned, References(pools.Items, nodes.Items), r.Options.KeepRendered) {
+		mc := &mcfgv1.MachineConfig{}
+		mc.Name = name
+		if err := r.Client.Delete(ctx, mc); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting unreferenced %s: %w", name, err)
+		}
+		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonRenderedCollected, "Deleted %s: older than the newest %d and referenced by no pool or node", name, r.Options.KeepRendered)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/mco-dev/mco/internal/render"
+)
+
+// Event reasons this controller emits.
+const (
+	ReasonRenderFailed      = "RenderFailed"
+	ReasonRendered          = "RenderedConfigGenerated"
+	ReasonTargetChanged     = "SetTargetConfig"
+	ReasonSelectsNothing    = "SelectorEmpty"
+	ReasonRenderedRestored  = "RenderedConfigRestored"
+	ReasonRenderedCollected = "RenderedConfigDeleted"
+)
+
+// Options configure the render controller.
+type Options struct {
+	// Defaults are the OS images of pools no admin MachineConfig overrides.
+	Defaults render.Defaults
+	// ControllerVersion is stamped on rendered configs.
+	ControllerVersion string
+	// KeepRendered is how many rendered configs per pool survive garbage collection, beyond the
+	// ones still referenced.
+	KeepRendered int
+}
+
+// Reconciler renders one pool per reconcile.
+type Reconciler struct {
+	Client   client.Client
+	Recorder record.EventRecorder
+	Options  Options
+	parses   *render.ParseCache
+}
+
+// SetupWithManager registers the controller: pools by spec change, MachineConfigs mapped to
+// every pool whose selector matches them (and to the owner of a rendered one, so a deleted
+// rendered config that is still the target is recreated).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.parses = render.NewParseCache(4096)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("render").
+		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(r.poolsFor)).
+		Complete(r)
+}
+
+func (r *Reconciler) poolsFor(ctx context.Context, obj client.Object) []reconcile.Request {
+	var pools mcfgv1.MachineConfigPoolList
+	if err := r.Client.List(ctx, &pools); err != nil {
+		log.FromContext(ctx).Error(err, "listing pools for a MachineConfig event")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, p := range pools.Items {
+		owned := metav1.IsControlledBy(obj, &p)
+		sel, err := metav1.LabelSelectorAsSelector(p.Spec.MachineConfigSelector)
+		if owned || (err == nil && p.Spec.MachineConfigSelector != nil && !sel.Empty() && sel.Matches(labels.Set(obj.GetLabels()))) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: p.Name}})
+		}
+	}
+	return reqs
+}
+
+// Reconcile renders the pool and points it at the result.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pool := &mcfgv1.MachineConfigPool{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	var mcList mcfgv1.MachineConfigList
+	if err := r.Client.List(ctx, &mcList); err != nil {
+		return reconcile.Result{}, err
+	}
+	all := make([]*mcfgv1.MachineConfig, len(mcList.Items))
+	for i := range mcList.Items {
+		all[i] = &mcList.Items[i]
+	}
+
+	res, err := render.Render(pool, all, render.Options{
+		Defaults:          r.Options.Defaults,
+		Current:           findConfig(all, pool.Spec.Configuration.Name),
+		ControllerVersion: r.Options.ControllerVersion,
+		Parse:             r.parses.Parse,
+	})
+	if noSel := (*render.ErrNoSelector)(nil); errors.As(err, &noSel) {
+		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonSelectsNothing, noSel.Error())
+		return reconcile.Result{}, nil
+	}
+	if err != nil {
+		// A render failure is the admin's to fix; the next MachineConfig or pool event retries.
+		// The pool keeps its previous target.
+		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonRenderFailed, err.Error())
+		return reconcile.Result{}, r.patchStatus(ctx, pool, corev1.ConditionTrue, ReasonRenderFailed, fmt.Sprintf("Failed to render configuration for pool %s: %v", pool.Name, err))
+	}
+	if err := r.ensureRendered(ctx, pool, res.Config); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.setTarget(ctx, pool, res); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.patchStatus(ctx, pool, corev1.ConditionFalse, "", ""); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, r.collectGarbage(ctx, pool)
+}
+
+func findConfig(all []*mcfgv1.MachineConfig, name string) *mcfgv1.MachineConfig {
+	for _, mc := range all {
+		if name != "" && mc.Name == name {
+			return mc
+		}
+	}
+	return nil
+}

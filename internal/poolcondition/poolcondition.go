@@ -1,0 +1,65 @@
+// Package poolcondition reads and writes MachineConfigPool conditions. Conditions are API: the
+// types are OpenShift's, so `kubectl get mcp` columns and existing alerts keep working.
+//
+//   - Updated: every node runs the pool's target config.
+//   - Updating: the pool is moving nodes to a new target.
+//   - RenderDegraded: the MachineConfigs do not render; the message names the failing one.
+//   - NodeDegraded: at least one node failed to apply; the message names each node.
+//   - Degraded: RenderDegraded or NodeDegraded.
+package poolcondition
+
+import (
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Get returns the condition of type t, or nil.
+func Get(status *mcfgv1.MachineConfigPoolStatus, t mcfgv1.MachineConfigPoolConditionType) *mcfgv1.MachineConfigPoolCondition {
+	for i := range status.Conditions {
+		if status.Conditions[i].Type == t {
+			return &status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// IsTrue reports whether condition t is present and True.
+func IsTrue(status *mcfgv1.MachineConfigPoolStatus, t mcfgv1.MachineConfigPoolConditionType) bool {
+	c := Get(status, t)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// Set adds or updates condition t. The transition time moves only when the status flips, so
+// "Degraded since" stays meaningful across repeated reconciles. It reports whether anything
+// changed, so callers can skip writes that would change nothing.
+func Set(status *mcfgv1.MachineConfigPoolStatus, t mcfgv1.MachineConfigPoolConditionType, s corev1.ConditionStatus, reason, message string, now metav1.Time) bool {
+	c := Get(status, t)
+	if c == nil {
+		status.Conditions = append(status.Conditions, mcfgv1.MachineConfigPoolCondition{
+			Type: t, Status: s, Reason: reason, Message: message, LastTransitionTime: now,
+		})
+		return true
+	}
+	if c.Status == s && c.Reason == reason && c.Message == message {
+		return false
+	}
+	if c.Status != s {
+		c.LastTransitionTime = now
+	}
+	c.Status, c.Reason, c.Message = s, reason, message
+	return true
+}
+
+// SetDegraded recomputes the summary Degraded condition from RenderDegraded and NodeDegraded.
+func SetDegraded(status *mcfgv1.MachineConfigPoolStatus, now metav1.Time) bool {
+	render, node := Get(status, mcfgv1.MachineConfigPoolRenderDegraded), Get(status, mcfgv1.MachineConfigPoolNodeDegraded)
+	switch {
+	case render != nil && render.Status == corev1.ConditionTrue:
+		return Set(status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionTrue, render.Reason, render.Message, now)
+	case node != nil && node.Status == corev1.ConditionTrue:
+		return Set(status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionTrue, node.Reason, node.Message, now)
+	default:
+		return Set(status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionFalse, "", "", now)
+	}
+}
