@@ -36,5 +36,7 @@ serves it to new machines as Ignition, and rolls it onto existing nodes safely.`
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand())
+	root.AddCommand(newRenderCommand(), newValidateCommand())
+	root.AddCommand(newControllerCommand())
 	return root
 }

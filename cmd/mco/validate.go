@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mco-dev/mco/config/pools"
+	"github.com/mco-dev/mco/internal/manifest"
+	"github.com/mco-dev/mco/internal/render"
+	"github.com/mco-dev/mco/internal/version"
+)
+
+func newValidateCommand() *cobra.Command {
+	var pool string
+	cmd := &cobra.Command{
+		Use:   "validate [--pool NAME] PATH...",
+		Short: "Check MachineConfig and MachineConfigPool manifests on disk, offline",
+		Long: `Validate reads manifests the way "mco render" does (see "mco render --help" for the input
+rules, Butane included) and runs the checks the controller would:
+  - every document decodes strictly into a MachineConfig or MachineConfigPool;
+  - every MachineConfig passes validation on its own (Ignition parses and validates, file
+    modes, kernelType, extensions, inline data: sources only);
+  - every pool has a usable machineConfigSelector and nodeSelector;
+  - every pool is rendered, to catch problems that only show when configs merge. The pools
+    are those in PATH plus --pool; with neither, the built-in master and worker pools. A pool
+    that selects no MachineConfig in PATH is not rendered: on a cluster it gets others.
+
+fcos Butane configs get role --pool; without --pool they are checked on their own only.
+
+Prints nothing and exits 0 when all is well; otherwise lists every problem on stderr as
+"file:document: field: reason" and exits 1.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			return runValidate(cmd, pool, paths)
+		},
+	}
+	cmd.Flags().StringVar(&pool, "pool", "", "also render this pool (a manifest in PATH or built-in master/worker); role for fcos Butane configs")
+	return cmd
+}
+
+func runValidate(cmd *cobra.Command, poolName string, paths []string) error {
+	var found problems
+	set, err := manifest.Load(manifest.Options{FCOSRole: poolName}, paths...)
+	found.addLoad(err)
+
+	// Pools are rendered from the MachineConfigs that pass on their own, so problems that only
+	// show when configs merge are found too instead of hiding behind the first bad config.
+	var valid []*mcfgv1.MachineConfig
+	for _, mc := range set.MachineConfigs {
+		if _, err := render.ValidateMachineConfig(mc); err != nil {
+			found.add(located(set, nil, err)...)
+			continue
+		}
+		valid = append(valid, mc)
+	}
+	var renderable []*mcfgv1.MachineConfigPool
+	for _, pool := range set.Pools {
+		src, _ := set.PoolSource(pool.Name)
+		errs, selectorOK := poolProblems(src, pool)
+		found.add(errs...)
+		// Rendering needs only the MachineConfig selector; a bad nodeSelector must not hide
+		// merge-time problems.
+		if selectorOK {
+			renderable = append(renderable, pool)
+		}
+	}
+	extra, err := poolsToAdd(set, poolName)
+	if err != nil {
+		found.add(err)
+	}
+	for _, pool := range append(renderable, extra...) {
+		selected, err := render.Select(pool, valid)
+		if err != nil || len(selected) == 0 {
+			continue // selector problems are reported above; an empty selection is fine offline
+		}
+		_, err = render.Render(pool, valid, render.Options{ControllerVersion: version.Commit})
+		if err != nil {
+			found.add(located(set, pool, err)...)
+		}
+	}
+	return found.report(cmd, "validation failed")
+}
+
+// poolsToAdd are the pools rendered besides those in the manifests: --pool when PATH does not
+// define it, or, when there is neither, the built-in ones.
+func poolsToAdd(set *manifest.Set, name string) ([]*mcfgv1.MachineConfigPool, error) {
+	switch {
+	case name != "":
+		if set.Pool(name) != nil {
+			return nil, nil
+		}
+		if !slices.Contains(pools.Names, name) {
+			return nil, fmt.Errorf("--pool %s: no MachineConfigPool %q in the manifests given, and it is not a built-in pool", name, name)
+		}
+		p, err := pools.Builtin(name)
+		return []*mcfgv1.MachineConfigPool{p}, err
+	case len(set.Pools) > 0:
+		return nil, nil
+	}
+	var out []*mcfgv1.MachineConfigPool
+	for _, n := range pools.Names {
+		p, err := pools.Builtin(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// poolProblems checks a pool's selectors the way the controllers read them: a missing or empty
+// selector matches nothing (OpenShift refuses to render or update such a pool).
+// selectorOK says whether the machineConfigSelector, all a render needs, is usable.
+func poolProblems(src manifest.Source, pool *mcfgv1.MachineConfigPool) (errs []error, selectorOK bool) {
+	selectorOK = true
+	for _, s := range []struct {
+		field, what string
+		sel         *metav1.LabelSelector
+	}{
+		{"spec.machineConfigSelector", "MachineConfigs", pool.Spec.MachineConfigSelector},
+		{"spec.nodeSelector", "nodes", pool.Spec.NodeSelector},
+	} {
+		var err error
+		if s.sel == nil || (len(s.sel.MatchLabels) == 0 && len(s.sel.MatchExpressions) == 0) {
+			err = src.FieldError(s.field, fmt.Sprintf("missing or empty: the pool would select no %s", s.what))
+		} else if _, parseErr := metav1.LabelSelectorAsSelector(s.sel); parseErr != nil {
+			err = src.FieldError(s.field, parseErr.Error())
+		}
+		if err != nil {
+			errs = append(errs, err)
+			selectorOK = selectorOK && s.field != "spec.machineConfigSelector"
+		}
+	}
+	return errs, selectorOK
+}
