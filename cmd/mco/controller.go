@@ -1,18 +1,23 @@
 package main
 
 import (
+	"fmt"
+
+	"github.com/coreos/go-semver/semver"
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/controller"
+	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/version"
 )
 
 func newControllerCommand() *cobra.Command {
-	var kubeconfig string
+	var kubeconfig, caSource, userDataSpec string
 	opts := controller.Options{}
+	ud := userdata.Options{}
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the controllers: render pools, roll configs onto nodes, drain, boot images, user data",
@@ -21,7 +26,13 @@ func newControllerCommand() *cobra.Command {
 The render controller merges each MachineConfigPool's MachineConfigs into one rendered
 MachineConfig (rendered-<pool>-<hash>), points the pool's spec.configuration at it, reports
 RenderDegraded when a MachineConfig is invalid, and deletes old rendered configs that no pool
-or node references any more (keeping the newest --rendered-configs-to-keep per pool).`,
+or node references any more (keeping the newest --rendered-configs-to-keep per pool).
+
+With --server-host set, the user-data controllers keep a pointer-Ignition Secret
+<pool>-user-data-managed per pool in --machine-api-namespace (merge source
+https://<server-host>/config/<pool>, the --server-ca bundle, the pool's bearer token from
+Secret <pool>-mcs-token in --server-namespace), and rotate the CA of installer-made
+user-data Secrets that pin exactly one CA.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New())
@@ -30,6 +41,17 @@ or node references any more (keeping the newest --rendered-configs-to-keep per p
 				return err
 			}
 			opts.Render.ControllerVersion = version.Get().Commit
+			if ud.ServerHost != "" {
+				if ud.CA, err = userdata.ParseCASource(caSource); err != nil {
+					return fmt.Errorf("--server-ca: %w", err)
+				}
+				v, err := semver.NewVersion(userDataSpec)
+				if err != nil {
+					return fmt.Errorf("--user-data-spec-version: %w", err)
+				}
+				ud.SpecVersion = *v
+				opts.UserData = &ud
+			}
 			mgr, err := controller.NewManager(cfg, opts)
 			if err != nil {
 				return err
@@ -46,5 +68,10 @@ or node references any more (keeping the newest --rendered-configs-to-keep per p
 	f.StringVar(&opts.Render.Defaults.OSImageURL, "os-image-url", "", "OS image of pools no MachineConfig overrides")
 	f.StringVar(&opts.Render.Defaults.BaseOSExtensionsContainerImage, "base-os-extensions-image", "", "extensions image of pools no MachineConfig overrides")
 	f.IntVar(&opts.Render.KeepRendered, "rendered-configs-to-keep", 5, "rendered configs kept per pool beyond those still referenced")
+	f.StringVar(&ud.ServerHost, "server-host", "", "host[:port] machines reach the Machine Config Server at (port default 22623); enables the user-data controllers")
+	f.StringVar(&caSource, "server-ca", "configmap:openshift-machine-config-operator/machine-config-server-ca", "where the server CA bundle is: configmap:NS/NAME[:KEY] or secret:NS/NAME[:KEY]")
+	f.StringVar(&ud.MachineAPINamespace, "machine-api-namespace", "openshift-machine-api", "namespace of the user-data Secrets and MachineSets")
+	f.StringVar(&ud.ServerNamespace, "server-namespace", "openshift-machine-config-operator", "namespace of the server's per-pool token Secrets")
+	f.StringVar(&userDataSpec, "user-data-spec-version", "3.4.0", "Ignition spec of generated pointer configs (3.1.0 or newer)")
 	return cmd
 }

@@ -5,12 +5,16 @@ package controller
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rendercontroller "github.com/mco-dev/mco/internal/controller/render"
+	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/scheme"
 )
 
@@ -21,6 +25,8 @@ type Options struct {
 	LeaderElection          bool
 	LeaderElectionNamespace string
 	Render                  rendercontroller.Options
+	// UserData, when set, enables the pointer-Ignition Secret controllers.
+	UserData *userdata.Options
 }
 
 // NewManager builds the manager with every controller registered; Start runs them.
@@ -32,6 +38,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "mco-controller",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		Cache:                   cacheOptions(opts),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
@@ -50,5 +57,36 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := render.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("render controller: %w", err)
 	}
+	if opts.UserData != nil {
+		if err := setupUserData(mgr, *opts.UserData); err != nil {
+			return nil, err
+		}
+	}
 	return mgr, nil
+}
+
+func setupUserData(mgr ctrl.Manager, opts userdata.Options) error {
+	recorder := mgr.GetEventRecorderFor("mco-userdata-controller")
+	if err := (&userdata.ManagedReconciler{Client: mgr.GetClient(), Recorder: recorder, Options: opts}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("user-data controller: %w", err)
+	}
+	if err := (&userdata.InstallerReconciler{Client: mgr.GetClient(), Recorder: recorder, Options: opts}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("installer user-data controller: %w", err)
+	}
+	return nil
+}
+
+// cacheOptions keeps Secrets and ConfigMaps out of the cache except in the namespaces the
+// controllers read them from: caching every Secret of a cluster costs memory and needs RBAC the
+// controller should not have.
+func cacheOptions(opts Options) cache.Options {
+	if opts.UserData == nil {
+		return cache.Options{}
+	}
+	ud := opts.UserData
+	namespaces := map[string]cache.Config{ud.MachineAPINamespace: {}, ud.ServerNamespace: {}, ud.CA.Namespace: {}}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Secret{}:    {Namespaces: namespaces},
+		&corev1.ConfigMap{}: {Namespaces: namespaces},
+	}}
 }

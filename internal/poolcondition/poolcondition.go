@@ -6,6 +6,10 @@
 //   - RenderDegraded: the MachineConfigs do not render; the message names the failing one.
 //   - NodeDegraded: at least one node failed to apply; the message names each node.
 //   - Degraded: RenderDegraded or NodeDegraded.
+//   - DrainBlocked (mco only): a node's drain has been stuck longer than the drain controller's
+//     threshold; the message names each node, the pods and the PodDisruptionBudgets blocking it.
+//     Present once the node controller has reported a pool; not part of Degraded, since a drain
+//     waiting for a budget is the budget working as intended.
 package poolcondition
 
 import (
@@ -13,6 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// DrainBlocked is the condition type mco adds for drains stuck on PodDisruptionBudgets.
+const DrainBlocked mcfgv1.MachineConfigPoolConditionType = "DrainBlocked"
 
 // Get returns the condition of type t, or nil.
 func Get(status *mcfgv1.MachineConfigPoolStatus, t mcfgv1.MachineConfigPoolConditionType) *mcfgv1.MachineConfigPoolCondition {

@@ -23,6 +23,17 @@ const (
 	FirstPivotConfigAnnotation = prefix + "firstPivotConfig"
 	// PostConfigActionAnnotation is "Rebooting" while the agent has a reboot queued.
 	PostConfigActionAnnotation = prefix + "post-config-action"
+
+	// DrainStartedAtAnnotation (mco only) is written by the drain controller when it cordons a
+	// node for a drain request: the RFC 3339 time the drain began. Keeping it on the Node lets
+	// the drain's age, and so its backoff and the blocked threshold, survive a controller restart.
+	// Removed when the drain is acknowledged.
+	DrainStartedAtAnnotation = prefix + "drain-started-at"
+	// DrainBlockedAnnotation (mco only) is written by the drain controller once a drain has been
+	// stuck longer than its threshold: which pods block it and, for evictions refused by a
+	// PodDisruptionBudget, which budget. The node controller turns it into the pool's
+	// DrainBlocked condition. Removed when the drain is acknowledged.
+	DrainBlockedAnnotation = prefix + "drain-blocked"
 )
 
 // NodeState is the value of StateAnnotation.
@@ -74,6 +85,30 @@ const (
 const (
 	MasterPool = "master"
 	WorkerPool = "worker"
+	// ArbiterPool is OpenShift's third built-in pool (two-node-plus-arbiter clusters); mco does
+	// not ship it but treats it as built-in when an admin creates it.
+	ArbiterPool = "arbiter"
 	// ClusterMachineConfiguration is the only MachineConfiguration name mco acts on.
 	ClusterMachineConfiguration = "cluster"
 )
+
+// Machine Config Server credentials and pointer configs.
+const (
+	// ServerPort is the Machine Config Server's TLS port.
+	ServerPort = 22623
+	// ServerTokenKey is the key of a pool's bearer token in its token Secret.
+	ServerTokenKey = "token"
+	// ManagedUserDataLabel marks the <pool>-user-data-managed Secrets mco owns; installer-made
+	// user-data Secrets lack it.
+	ManagedUserDataLabel = prefix + "managed-user-data"
+	// UserDataKey holds the pointer Ignition in a user-data Secret; DisableTemplatingKey tells
+	// the Machine API not to template it.
+	UserDataKey          = "userData"
+	DisableTemplatingKey = "disableTemplating"
+)
+
+// ServerTokenSecretName is the Secret, in the server's namespace, holding pool's bearer tokens.
+func ServerTokenSecretName(pool string) string { return pool + "-mcs-token" }
+
+// ManagedUserDataSecretName is the pointer-Ignition Secret mco keeps for pool.
+func ManagedUserDataSecretName(pool string) string { return pool + "-user-data-managed" }

@@ -1,0 +1,189 @@
+package userdata
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// Event reasons.
+const (
+	ReasonPointerWritten   = "UserDataUpdated"
+	ReasonPointerBlocked   = "UserDataNotWritten"
+	ReasonCANotRotated     = "UserDataCANotRotated"
+	ReasonCARotated        = "UserDataCARotated"
+	disableTemplatingValue = "true\n"
+)
+
+// ManagedReconciler keeps <pool>-user-data-managed Secrets equal to what PointerConfig makes.
+type ManagedReconciler struct {
+	Client   client.Client
+	Recorder record.EventRecorder
+	Options  Options
+}
+
+// SetupWithManager watches pools, the Secrets it owns (so hand edits and deletions are undone),
+// the CA source (every pool) and the token Secrets (their pool).
+func (r *ManagedReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("userdata").
+		For(&mcfgv1.MachineConfigPool{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.poolOfSecret)).
+		Watches(r.Options.CA.Object(), handler.EnqueueRequestsFromMapFunc(r.allPoolsIfCA)).
+		Complete(r)
+}
+
+func (r *ManagedReconciler) poolOfSecret(_ context.Context, obj client.Object) []reconcile.Request {
+	ns, name := obj.GetNamespace(), obj.GetName()
+	switch {
+	case ns == r.Options.MachineAPINamespace && strings.HasSuffix(name, "-user-data-managed"):
+		return poolRequest(strings.TrimSuffix(name, "-user-data-managed"))
+	case ns == r.Options.ServerNamespace && strings.HasSuffix(name, "-mcs-token"):
+		return poolRequest(strings.TrimSuffix(name, "-mcs-token"))
+	case r.Options.CA.Kind == "secret" && r.Options.CA.Matches(obj):
+		return r.allPools(context.Background())
+	}
+	return nil
+}
+
+func (r *ManagedReconciler) allPoolsIfCA(ctx context.Context, obj client.Object) []reconcile.Request {
+	if !r.Options.CA.Matches(obj) {
+		return nil
+	}
+	return r.allPools(ctx)
+}
+
+func (r *ManagedReconciler) allPools(ctx context.Context) []reconcile.Request {
+	var pools mcfgv1.MachineConfigPoolList
+	if err := r.Client.List(ctx, &pools); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, p := range pools.Items {
+		reqs = append(reqs, poolRequest(p.Name)...)
+	}
+	return reqs
+}
+
+func poolRequest(pool string) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: pool}}}
+}
+
+// Reconcile writes the pool's pointer Secret when it differs from the desired one.
+func (r *ManagedReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	key := client.ObjectKey{Namespace: r.Options.MachineAPINamespace, Name: protocol.ManagedUserDataSecretName(req.Name)}
+	pool := &mcfgv1.MachineConfigPool{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			return reconcile.Result{}, err
+		}
+		// The ownerReference lets a cluster's garbage collector do this too; doing it here does
+		// not depend on one running.
+		return reconcile.Result{}, r.deleteManaged(ctx, key)
+	}
+	if !pool.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, r.deleteManaged(ctx, key)
+	}
+	desired, err := r.desiredSecret(ctx, pool, key)
+	if err != nil {
+		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonPointerBlocked, err.Error())
+		return reconcile.Result{}, nil
+	}
+	existing := &corev1.Secret{}
+	switch err := r.Client.Get(ctx, key, existing); {
+	case client.IgnoreNotFound(err) != nil:
+		return reconcile.Result{}, err
+	case err != nil:
+		if err := r.Client.Create(ctx, desired); err != nil {
+			return reconcile.Result{}, fmt.Errorf("creating %s: %w", key, err)
+		}
+		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonPointerWritten, "Created %s", key)
+		return reconcile.Result{}, nil
+	}
+	if secretUpToDate(existing, desired) {
+		return reconcile.Result{}, nil
+	}
+	updated := existing.DeepCopy()
+	updated.Data, updated.Type = desired.Data, desired.Type
+	if updated.Labels == nil {
+		updated.Labels = map[string]string{}
+	}
+	maps.Copy(updated.Labels, desired.Labels)
+	updated.OwnerReferences = desired.OwnerReferences
+	if err := r.Client.Update(ctx, updated); err != nil {
+		return reconcile.Result{}, fmt.Errorf("updating %s: %w", key, err)
+	}
+	r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonPointerWritten, "Updated %s", key)
+	return reconcile.Result{}, nil
+}
+
+func (r *ManagedReconciler) desiredSecret(ctx context.Context, pool *mcfgv1.MachineConfigPool, key client.ObjectKey) (*corev1.Secret, error) {
+	bundle, err := r.Options.CA.Read(ctx, r.Client)
+	if err != nil {
+		return nil, err
+	}
+	if len(bundle) == 0 {
+		return nil, fmt.Errorf("no CA bundle at %s %s/%s key %s yet; %s not written", r.Options.CA.Kind, r.Options.CA.Namespace, r.Options.CA.Name, r.Options.CA.Key, key)
+	}
+	var token corev1.Secret
+	err = r.Client.Get(ctx, client.ObjectKey{Namespace: r.Options.ServerNamespace, Name: protocol.ServerTokenSecretName(pool.Name)}, &token)
+	if client.IgnoreNotFound(err) != nil {
+		return nil, err
+	}
+	userData, err := PointerConfig(Pointer{
+		Pool: pool.Name, ServerHost: r.Options.ServerHost, CABundle: bundle,
+		Token: string(bytes.TrimSpace(token.Data[protocol.ServerTokenKey])), SpecVersion: r.Options.SpecVersion,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: key.Namespace, Name: key.Name,
+			Labels: map[string]string{protocol.ManagedUserDataLabel: "true"},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: mcfgv1.GroupVersion.String(), Kind: "MachineConfigPool", Name: pool.Name, UID: pool.UID,
+				BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{protocol.UserDataKey: userData, protocol.DisableTemplatingKey: []byte(disableTemplatingValue)},
+	}, nil
+}
+
+func secretUpToDate(existing, desired *corev1.Secret) bool {
+	for k, v := range desired.Labels {
+		if existing.Labels[k] != v {
+			return false
+		}
+	}
+	return existing.Type == desired.Type &&
+		equality.Semantic.DeepEqual(existing.Data, desired.Data) &&
+		equality.Semantic.DeepEqual(existing.OwnerReferences, desired.OwnerReferences)
+}
+
+func (r *ManagedReconciler) deleteManaged(ctx context.Context, key client.ObjectKey) error {
+	var sec corev1.Secret
+	if err := r.Client.Get(ctx, key, &sec); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if sec.Labels[protocol.ManagedUserDataLabel] == "" {
+		return nil
+	}
+	return client.IgnoreNotFound(r.Client.Delete(ctx, &sec))
+}
