@@ -98,9 +98,9 @@ const (
 	ServerPort = 22623
 	// ServerTokenKey is the key of a pool's bearer token in its token Secret.
 	ServerTokenKey = "token"
-	// ManagedUserDataLabel marks the <pool>-user-data-managed Secrets mco owns; installer-made
-	// user-data Secrets lack it.
-	ManagedUserDataLabel = prefix + "managed-user-data"
+	// ManagedUserDataLabel (value "") marks the <pool>-user-data-managed Secrets mco owns;
+	// installer-made user-data Secrets lack it. OpenShift's key, so its tooling recognises them.
+	ManagedUserDataLabel = prefix + "managed-ca-bundle-derived-from-configmap"
 	// UserDataKey holds the pointer Ignition in a user-data Secret; DisableTemplatingKey tells
 	// the Machine API not to template it.
 	UserDataKey          = "userData"
@@ -109,6 +109,12 @@ const (
 
 // ServerTokenSecretName is the Secret, in the server's namespace, holding pool's bearer tokens.
 func ServerTokenSecretName(pool string) string { return pool + "-mcs-token" }
+
+// IsManagedUserData reports whether labels mark a Secret as mco's own pointer config.
+func IsManagedUserData(labels map[string]string) bool {
+	_, ok := labels[ManagedUserDataLabel]
+	return ok
+}
 
 // ManagedUserDataSecretName is the pointer-Ignition Secret mco keeps for pool.
 func ManagedUserDataSecretName(pool string) string { return pool + "-user-data-managed" }

@@ -28,7 +28,7 @@ type InstallerReconciler struct {
 // which re-checks all of them.
 func (r *InstallerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	unmanaged := predicate.NewPredicateFuncs(func(obj client.Object) bool {
-		return obj.GetNamespace() == r.Options.MachineAPINamespace && obj.GetLabels()[protocol.ManagedUserDataLabel] == ""
+		return obj.GetNamespace() == r.Options.MachineAPINamespace && !protocol.IsManagedUserData(obj.GetLabels())
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("userdata-installer").
@@ -47,7 +47,7 @@ func (r *InstallerReconciler) allInstallerSecretsIfCA(ctx context.Context, obj c
 	}
 	var reqs []reconcile.Request
 	for _, s := range secrets.Items {
-		if s.Labels[protocol.ManagedUserDataLabel] == "" {
+		if !protocol.IsManagedUserData(s.Labels) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
 		}
 	}
@@ -61,7 +61,7 @@ func (r *InstallerReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	userData, ok := sec.Data[protocol.UserDataKey]
-	if !ok || sec.Labels[protocol.ManagedUserDataLabel] != "" {
+	if !ok || protocol.IsManagedUserData(sec.Labels) {
 		return reconcile.Result{}, nil
 	}
 	bundle, err := r.Options.CA.Read(ctx, r.Client)

@@ -155,7 +155,7 @@ func (r *ManagedReconciler) desiredSecret(ctx context.Context, pool *mcfgv1.Mach
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: key.Namespace, Name: key.Name,
-			Labels: map[string]string{protocol.ManagedUserDataLabel: "true"},
+			Labels: map[string]string{protocol.ManagedUserDataLabel: ""},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: mcfgv1.GroupVersion.String(), Kind: "MachineConfigPool", Name: pool.Name, UID: pool.UID,
 				BlockOwnerDeletion: ptr.To(true),
@@ -168,7 +168,7 @@ func (r *ManagedReconciler) desiredSecret(ctx context.Context, pool *mcfgv1.Mach
 
 func secretUpToDate(existing, desired *corev1.Secret) bool {
 	for k, v := range desired.Labels {
-		if existing.Labels[k] != v {
+		if got, ok := existing.Labels[k]; !ok || got != v {
 			return false
 		}
 	}
@@ -182,7 +182,7 @@ func (r *ManagedReconciler) deleteManaged(ctx context.Context, key client.Object
 	if err := r.Client.Get(ctx, key, &sec); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if sec.Labels[protocol.ManagedUserDataLabel] == "" {
+	if !protocol.IsManagedUserData(sec.Labels) {
 		return nil
 	}
 	return client.IgnoreNotFound(r.Client.Delete(ctx, &sec))

@@ -61,7 +61,7 @@ func TestUserDataSecrets(t *testing.T) {
 		if *cfg.Ignition.Config.Merge[0].Source != "https://api-int.test.example:22623/config/worker" {
 			t.Errorf("merge source %s", *cfg.Ignition.Config.Merge[0].Source)
 		}
-		if string(sec.Data["disableTemplating"]) != "true\n" || sec.Labels[protocol.ManagedUserDataLabel] == "" {
+		if string(sec.Data["disableTemplating"]) != "true\n" || !protocol.IsManagedUserData(sec.Labels) {
 			t.Errorf("secret metadata: %v %q", sec.Labels, sec.Data["disableTemplating"])
 		}
 		if len(sec.OwnerReferences) != 1 || sec.OwnerReferences[0].UID != pool.UID {
