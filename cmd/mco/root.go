@@ -37,6 +37,7 @@ serves it to new machines as Ignition, and rolls it onto existing nodes safely.`
 	}
 	root.AddCommand(newVersionCommand())
 	root.AddCommand(newRenderCommand(), newValidateCommand())
+	root.AddCommand(newServerCommand())
 	root.AddCommand(newControllerCommand())
 	return root
 }

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func TestServerHelpDocumentsEveryFlag(t *testing.T) {
+	cmd := newServerCommand()
+	var out strings.Builder
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--help"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if strings.TrimSpace(f.Usage) == "" || !strings.Contains(out.String(), "--"+f.Name) {
+			t.Errorf("flag --%s is not documented in --help", f.Name)
+		}
+	})
+}
+
+func TestServerModeFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		flags   serverFlags
+		wantErr string
+	}{
+		{"two modes", serverFlags{bootstrapDir: "a", fromDir: "b"}, "different modes"},
+		{"tokens file in cluster mode", serverFlags{tokensFile: "t", kubeconfig: "k"}, "--tokens-file"},
+		{"bootstrap", serverFlags{bootstrapDir: "a"}, ""},
+		{"from-dir", serverFlags{fromDir: "a"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := serverSource(tc.flags, nil)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,233 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/scheme"
+)
+
+// Well-known objects in the server's namespace (OpenShift's names).
+const (
+	// DefaultBootstrapTokenSecret holds the kubelet bootstrap token ("token") and, as a fallback
+	// for the cluster CA, "ca.crt".
+	DefaultBootstrapTokenSecret = "node-bootstrapper-token"
+	// KubeconfigDataConfigMap holds the cluster CA bundle ("ca-bundle.crt") for served kubeconfigs.
+	KubeconfigDataConfigMap = "kubeconfig-data"
+	// ControllerConfigName is the ControllerConfig whose kubeAPIServerServingCAData becomes the kubelet CA.
+	ControllerConfigName = "machine-config-controller"
+)
+
+// ClusterOptions configure cluster mode.
+type ClusterOptions struct {
+	// Namespace holds token Secrets, the bootstrap token Secret and the kubeconfig-data ConfigMap.
+	Namespace string
+	// APIServerURL is written into served kubeconfigs; new machines must be able to reach it.
+	APIServerURL string
+	// BootstrapTokenSecret names the Secret with the kubelet bootstrap token.
+	BootstrapTokenSecret string
+}
+
+// ServedConfigName is the rendered config new machines of pool get (mco-behaviour §5.4): the
+// pool's target once at least one node runs it, so a target proven on one node reaches new
+// machines, but a fresh target that may be broken does not; otherwise what the pool's nodes
+// run. A pool without status yet serves its target, as it has nothing else.
+func ServedConfigName(pool *mcfgv1.MachineConfigPool) string {
+	if pool.Status.UpdatedMachineCount > 0 || pool.Status.Configuration.Name == "" {
+		return pool.Spec.Configuration.Name
+	}
+	return pool.Status.Configuration.Name
+}
+
+// RunCluster serves the cluster's pools until ctx ends. Everything is read through informers:
+// requests never reach the API server, and any change to a pool, MachineConfig, token Secret,
+// CA or ControllerConfig recomputes the served set (cached bytes survive for unchanged pools).
+func RunCluster(ctx context.Context, cfg *rest.Config, store *Store, opts ClusterOptions, log *slog.Logger) error {
+	if opts.BootstrapTokenSecret == "" {
+		opts.BootstrapTokenSecret = DefaultBootstrapTokenSecret
+	}
+	if opts.APIServerURL == "" {
+		opts.APIServerURL = cfg.Host
+	}
+	inNamespace := cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}}
+	c, err := cache.New(cfg, cache.Options{
+		Scheme: scheme.Scheme,
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}:    inNamespace,
+			&corev1.ConfigMap{}: inNamespace,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	changed := make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	handler := toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify() },
+		UpdateFunc: func(any, any) { notify() },
+		DeleteFunc: func(any) { notify() },
+	}
+	src := &clusterSource{reader: c, opts: opts, log: log}
+	for _, obj := range []client.Object{&mcfgv1.MachineConfigPool{}, &mcfgv1.MachineConfig{}, &corev1.Secret{}, &corev1.ConfigMap{}, &mcfgv1.ControllerConfig{}} {
+		inf, err := c.GetInformer(ctx, obj)
+		if err != nil {
+			if _, optional := obj.(*mcfgv1.ControllerConfig); optional {
+				log.Warn("not watching ControllerConfig; served configs carry no kubelet CA", "err", err)
+				continue
+			}
+			return fmt.Errorf("watching %T: %w", obj, err)
+		}
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			return err
+		}
+		if _, ok := obj.(*mcfgv1.ControllerConfig); ok {
+			src.haveControllerConfig = true
+		}
+	}
+	cacheErr := make(chan error, 1)
+	go func() { cacheErr <- c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return fmt.Errorf("informer caches did not sync")
+	}
+	for {
+		pools, err := src.snapshot(ctx)
+		if err != nil {
+			log.Error("reading pools failed; still serving the previous configs", "err", err)
+		} else {
+			store.Replace(pools)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-cacheErr:
+			return err
+		case <-changed:
+			// Let a burst of events (a new rendered MC, then the pool pointing at it) settle.
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+type clusterSource struct {
+	reader               client.Reader
+	opts                 ClusterOptions
+	log                  *slog.Logger
+	haveControllerConfig bool
+}
+
+// snapshot computes every pool's state from the informer caches.
+func (s *clusterSource) snapshot(ctx context.Context) (map[string]PoolState, error) {
+	kubeletCA, err := s.kubeletCA(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig, err := s.kubeconfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	extrasKey := contentKey(kubeletCA, kubeconfig)
+	var pools mcfgv1.MachineConfigPoolList
+	if err := s.reader.List(ctx, &pools); err != nil {
+		return nil, err
+	}
+	states := make(map[string]PoolState, len(pools.Items))
+	for i := range pools.Items {
+		pool := &pools.Items[i]
+		state := s.poolState(ctx, pool)
+		state.Served.KubeletCA, state.Served.Kubeconfig = kubeletCA, kubeconfig
+		if state.Key != "" {
+			state.Key += "/" + extrasKey
+		}
+		tokens, err := s.tokens(ctx, pool.Name)
+		if err != nil {
+			// Failing closed: a pool whose token Secret is unreadable must not be served openly.
+			s.log.Error("unreadable token Secret; refusing all requests for the pool", "pool", pool.Name, "err", err)
+			tokens = &PoolTokens{}
+		}
+		state.Tokens = tokens
+		states[pool.Name] = state
+	}
+	return states, nil
+}
+
+func (s *clusterSource) poolState(ctx context.Context, pool *mcfgv1.MachineConfigPool) PoolState {
+	name := ServedConfigName(pool)
+	if name == "" {
+		return PoolState{Err: fmt.Errorf("pool %s has no rendered config yet", pool.Name)}
+	}
+	var mc mcfgv1.MachineConfig
+	if err := s.reader.Get(ctx, client.ObjectKey{Name: name}, &mc); err != nil {
+		return PoolState{Err: fmt.Errorf("rendered config %s of pool %s: %w", name, pool.Name, err)}
+	}
+	return PoolState{Served: ServedInput{Config: &mc}, Key: mc.Name + "/" + mc.ResourceVersion}
+}
+
+func (s *clusterSource) tokens(ctx context.Context, pool string) (*PoolTokens, error) {
+	var secret corev1.Secret
+	err := s.reader.Get(ctx, client.ObjectKey{Namespace: s.opts.Namespace, Name: TokenSecretName(pool)}, &secret)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	t, ok, err := TokensFromSecretData(secret.Data)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("Secret %s has no %q", secret.Name, TokenKey)
+	}
+	return &t, nil
+}
+
+func (s *clusterSource) kubeletCA(ctx context.Context) ([]byte, error) {
+	if !s.haveControllerConfig {
+		return nil, nil
+	}
+	var cc mcfgv1.ControllerConfig
+	err := s.reader.Get(ctx, client.ObjectKey{Name: ControllerConfigName}, &cc)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return cc.Spec.KubeAPIServerServingCAData, err
+}
+
+// kubeconfig builds the served kubeconfig, or returns nil (logged) when the bootstrap token
+// Secret does not exist yet: machines then boot without a join credential rather than not at all.
+func (s *clusterSource) kubeconfig(ctx context.Context) ([]byte, error) {
+	var secret corev1.Secret
+	err := s.reader.Get(ctx, client.ObjectKey{Namespace: s.opts.Namespace, Name: s.opts.BootstrapTokenSecret}, &secret)
+	if apierrors.IsNotFound(err) {
+		s.log.Warn("no bootstrap token Secret; served configs carry no kubeconfig", "namespace", s.opts.Namespace, "secret", s.opts.BootstrapTokenSecret)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ca := secret.Data[corev1.ServiceAccountRootCAKey]
+	var cm corev1.ConfigMap
+	err = s.reader.Get(ctx, client.ObjectKey{Namespace: s.opts.Namespace, Name: KubeconfigDataConfigMap}, &cm)
+	switch {
+	case err == nil && cm.Data["ca-bundle.crt"] != "":
+		ca = []byte(cm.Data["ca-bundle.crt"])
+	case err != nil && !apierrors.IsNotFound(err):
+		return nil, err
+	}
+	return BuildKubeconfig(s.opts.APIServerURL, ca, string(secret.Data[corev1.ServiceAccountTokenKey]))
+}

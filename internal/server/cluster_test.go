@@ -1,0 +1,129 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/testenv"
+)
+
+func TestServedConfigName(t *testing.T) {
+	tests := []struct {
+		name         string
+		spec, status string
+		updated      int32
+		want         string
+	}{
+		{"no node updated yet: what nodes run", "rendered-new", "rendered-old", 0, "rendered-old"},
+		{"one node proved the target", "rendered-new", "rendered-old", 1, "rendered-new"},
+		{"settled pool", "rendered-a", "rendered-a", 3, "rendered-a"},
+		{"fresh pool without status", "rendered-new", "", 0, "rendered-new"},
+		{"nothing rendered", "", "", 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := &mcfgv1.MachineConfigPool{}
+			pool.Spec.Configuration.Name = tc.spec
+			pool.Status.Configuration.Name = tc.status
+			pool.Status.UpdatedMachineCount = tc.updated
+			if got := ServedConfigName(pool); got != tc.want {
+				t.Fatalf("ServedConfigName = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestClusterMode runs the cluster source against a real API server: the served config follows
+// §5.4 as the pool's status changes, token Secrets and the bootstrap credential are picked up
+// from informers, and a deleted pool disappears.
+func TestClusterMode(t *testing.T) {
+	env := testenv.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := env.Client
+	const ns = "mco-server-test"
+	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	for name, path := range map[string]string{"rendered-worker-old": "/etc/old", "rendered-worker-new": "/etc/new"} {
+		ign := `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"` + path + `","contents":{"source":"data:,x"}}]}}`
+		must(t, c.Create(ctx, &mcfgv1.MachineConfig{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(ign)}},
+		}))
+	}
+	pool := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker"}}
+	pool.Spec.Configuration.Name = "rendered-worker-new"
+	must(t, c.Create(ctx, pool))
+	pool.Status.Configuration.Name = "rendered-worker-old"
+	pool.Status.UpdatedMachineCount = 0
+	must(t, c.Status().Update(ctx, pool))
+
+	store := NewStore(time.Hour)
+	srcCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- RunCluster(srcCtx, env.Config, store, ClusterOptions{Namespace: ns, APIServerURL: "https://api.example:6443"}, discardLogger())
+	}()
+	t.Cleanup(func() { stop(); <-done })
+	h := NewHandler(store, nil, discardLogger())
+
+	servedFile := func(path string) func() bool {
+		return func() bool {
+			rec := do(h, "GET", "/config/worker", "Accept", accept34)
+			return rec.Code == 200 && strings.Contains(rec.Body.String(), `"path":"`+path+`"`)
+		}
+	}
+	t.Log("no node updated: the pool's current config is served")
+	waitFor(t, servedFile("/etc/old"))
+
+	t.Log("one node updated: the target is served")
+	pool.Status.UpdatedMachineCount = 1
+	must(t, c.Status().Update(ctx, pool))
+	waitFor(t, servedFile("/etc/new"))
+
+	t.Log("a token Secret makes the pool require it")
+	must(t, c.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: TokenSecretName("worker"), Namespace: ns},
+		Data:       map[string][]byte{TokenKey: []byte("cluster-token")},
+	}))
+	waitFor(t, func() bool { return do(h, "GET", "/config/worker").Code == 403 })
+	if rec := do(h, "GET", "/config/worker", "Authorization", "Bearer cluster-token", "Accept", accept34); rec.Code != 200 {
+		t.Fatalf("with the token: %d", rec.Code)
+	}
+
+	t.Log("the bootstrap token Secret and CA bundle become the served kubeconfig")
+	must(t, c.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: DefaultBootstrapTokenSecret, Namespace: ns},
+		Data:       map[string][]byte{"token": []byte("join-me"), "ca.crt": []byte("SECRET CA")},
+	}))
+	must(t, c.Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: KubeconfigDataConfigMap, Namespace: ns},
+		Data:       map[string]string{"ca-bundle.crt": "BUNDLE CA"},
+	}))
+	waitFor(t, func() bool {
+		kc := string(store.Get("worker").state.Served.Kubeconfig)
+		return strings.Contains(kc, "join-me") && strings.Contains(kc, "https://api.example:6443") && strings.Contains(kc, b64("BUNDLE CA"))
+	})
+	resp, err := store.Get("worker").response(ignition.V3_4)
+	if err != nil || !strings.Contains(string(resp.body), KubeconfigPath) {
+		t.Fatalf("served config lacks the kubeconfig: %v", err)
+	}
+
+	t.Log("a deleted pool is no longer served")
+	must(t, c.Delete(ctx, pool))
+	waitFor(t, func() bool { return do(h, "GET", "/config/worker").Code == 404 })
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,253 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mco-dev/mco/internal/testenv"
+)
+
+const (
+	e2eRendered = "rendered-worker-e2e"
+	e2eToken    = "e2e-token-5f2c"
+	// testSpecHeader lets a pointer config ask for a spec older than the real client's own
+	// (it always sends version=3.6.0), imitating older clients; see acceptFromTestHeader.
+	testSpecHeader = "X-Mco-Test-Spec"
+)
+
+const e2eIgnition = `{
+  "ignition": {"version": "3.2.0"},
+  "storage": {"files": [
+    {"path": "/etc/e2e/hello.txt", "mode": 420, "contents": {"source": "data:,hello%20from%20mco%0A"}},
+    {"path": "/etc/e2e/second.conf", "mode": 384, "contents": {"source": "data:,key%3Dvalue%0A"}}
+  ]},
+  "systemd": {"units": [
+    {"name": "e2e.service", "enabled": true, "contents": "[Unit]\nDescription=e2e\n[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n"},
+    {"name": "e2e-masked.service", "mask": true},
+    {"name": "e2e-dropin.service", "dropins": [{"name": "10-e2e.conf", "contents": "[Service]\nEnvironment=E2E=1\n"}]}
+  ]}
+}`
+
+// TestRealIgnitionClient boots temp roots with the real Ignition binary from a running server
+// over TLS with a bearer token, once per served 3.x spec, and checks the pool's files, units
+// and the server's appended files land; without the token nothing is written.
+func TestRealIgnitionClient(t *testing.T) {
+	ignitionBin := testenv.RequireTool(t, "ignition")
+	dir := t.TempDir()
+	ca := newTestCA(t, dir)
+	bootstrapDir := writeBootstrapDir(t, filepath.Join(dir, "bootstrap"), e2eIgnition)
+	tokensFile := filepath.Join(dir, "tokens.yaml")
+	writeFile(t, tokensFile, "worker:\n  token: "+e2eToken+"\n")
+
+	url := startTLSServer(t, ca, BootstrapOptions{Dir: bootstrapDir, TokensFile: tokensFile})
+
+	for _, spec := range []string{"3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0"} {
+		t.Run(spec, func(t *testing.T) {
+			root, out, err := runIgnition(t, ignitionBin, pointerConfig(url, ca.CAPEM, e2eToken, spec))
+			if err != nil {
+				t.Fatalf("ignition failed: %v\n%s", err, out)
+			}
+			assertFile(t, root, "/etc/e2e/hello.txt", "hello from mco\n", 0o644)
+			assertFile(t, root, "/etc/e2e/second.conf", "key=value\n", 0o600)
+			assertContains(t, root, "/etc/systemd/system/e2e.service", "Description=e2e")
+			assertContains(t, root, "/etc/systemd/system/e2e-dropin.service.d/10-e2e.conf", "E2E=1")
+			assertContains(t, root, "/etc/systemd/system-preset/20-ignition.preset", "enable e2e.service")
+			if target, err := os.Readlink(filepath.Join(root, "etc/systemd/system/e2e-masked.service")); err != nil || target != "/dev/null" {
+				t.Errorf("masked unit: %q, %v", target, err)
+			}
+			assertContains(t, root, NodeAnnotationsPath, `"machineconfiguration.openshift.io/currentConfig":"`+e2eRendered+`"`)
+			// The encapsulated config carries the spec the server chose: proof the client got it.
+			assertContains(t, root, EncapsulatedConfigPath, `{"ignition":{"version":"`+spec+`"}}`)
+			// Ignition gunzipped the content copy.
+			var full mcfgv1.MachineConfig
+			if err := json.Unmarshal(readRoot(t, root, MachineConfigCopyPath), &full); err != nil || full.Name != e2eRendered {
+				t.Errorf("content copy: %v, name %q", err, full.Name)
+			}
+		})
+	}
+
+	t.Run("without token nothing is written", func(t *testing.T) {
+		root, out, err := runIgnition(t, ignitionBin, pointerConfig(url, ca.CAPEM, "", "3.4.0"))
+		if err == nil {
+			t.Fatalf("ignition succeeded without a token:\n%s", out)
+		}
+		if !strings.Contains(out, "Forbidden") {
+			t.Errorf("ignition output does not say Forbidden:\n%s", out)
+		}
+		if _, err := os.Stat(filepath.Join(root, "etc/e2e/hello.txt")); !os.IsNotExist(err) {
+			t.Errorf("file written without a token: %v", err)
+		}
+	})
+}
+
+// acceptFromTestHeader rewrites Accept from testSpecHeader, standing in for an older client.
+func acceptFromTestHeader(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if spec := r.Header.Get(testSpecHeader); spec != "" {
+			r.Header.Set("Accept", "application/vnd.coreos.ignition+json;version="+spec+", */*;q=0.1")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// startTLSServer runs bootstrap mode behind HTTPS on 127.0.0.1 and returns the base URL.
+func startTLSServer(t *testing.T, ca testCA, opts BootstrapOptions) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	log := discardLogger()
+	store := NewStore(time.Hour)
+	listeners, err := Listen(ListenOptions{SecureAddress: "127.0.0.1:0", CertFile: ca.CertFile, KeyFile: ca.KeyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{}, 2)
+	go func() { _ = RunBootstrap(ctx, store, opts, log); done <- struct{}{} }()
+	go func() {
+		_ = listeners.Serve(ctx, acceptFromTestHeader(NewHandler(store, nil, log)), log)
+		done <- struct{}{}
+	}()
+	t.Cleanup(func() { cancel(); <-done; <-done })
+	waitFor(t, store.Loaded)
+	return "https://" + listeners.Secure.Addr().String()
+}
+
+func pointerConfig(url string, caPEM []byte, token, spec string) []byte {
+	headers := []map[string]string{{"name": testSpecHeader, "value": spec}}
+	if token != "" {
+		headers = append(headers, map[string]string{"name": "Authorization", "value": "Bearer " + token})
+	}
+	cfg := map[string]any{"ignition": map[string]any{
+		"version":  "3.4.0",
+		"config":   map[string]any{"merge": []any{map[string]any{"source": url + "/config/worker", "httpHeaders": headers}}},
+		"security": map[string]any{"tls": map[string]any{"certificateAuthorities": []any{map[string]any{"source": "data:;base64," + base64.StdEncoding.EncodeToString(caPEM)}}}},
+		// Ignition retries failed fetches forever without this.
+		"timeouts": map[string]any{"httpTotal": 10},
+	}}
+	raw, _ := json.Marshal(cfg)
+	return raw
+}
+
+// runIgnition runs the fetch and files stages against a fresh root, as test-infrastructure.md
+// describes, each bounded by a timeout. It returns the root and the combined output.
+func runIgnition(t *testing.T, bin string, pointer []byte) (root, output string, err error) {
+	t.Helper()
+	work := t.TempDir()
+	if err := os.Chmod(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root = filepath.Join(work, "root")
+	for _, d := range []string{root, filepath.Join(work, "sys"), filepath.Join(work, "run"), filepath.Join(work, "local")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(work, "config.ign"), string(pointer))
+	writeFile(t, filepath.Join(work, "cmdline"), "")
+	env := append(os.Environ(),
+		"IGNITION_CONFIG_FILE="+filepath.Join(work, "config.ign"),
+		"IGNITION_KERNEL_CMDLINE_PATH="+filepath.Join(work, "cmdline"),
+		"IGNITION_SYSTEM_CONFIG_DIR="+filepath.Join(work, "sys"),
+		"IGNITION_SYSTEM_RUNTIME_CONFIG_DIR="+filepath.Join(work, "run"),
+		"IGNITION_SYSTEM_LOCAL_CONFIG_DIR="+filepath.Join(work, "local"),
+	)
+	var out bytes.Buffer
+	for _, stage := range []string{"fetch", "files"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, bin, "--platform", "file", "--stage", stage, "--root", root, "--log-to-stdout",
+			"--config-cache", filepath.Join(work, "ignition.json"), "--neednet", filepath.Join(work, "neednet"),
+			"--state-file", filepath.Join(work, "state"))
+		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err = cmd.Run()
+		cancel()
+		if err != nil {
+			return root, out.String(), err
+		}
+	}
+	return root, out.String(), nil
+}
+
+// writeBootstrapDir lays out OpenShift's bootstrap directory with a worker pool serving
+// e2eRendered, whose Ignition config is ign.
+func writeBootstrapDir(t *testing.T, dir, ign string) string {
+	t.Helper()
+	pool := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker"}}
+	pool.Status.Configuration.Name = e2eRendered
+	mc := &mcfgv1.MachineConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: e2eRendered},
+		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(ign)}},
+	}
+	writeYAML(t, filepath.Join(dir, "machine-pools", "worker.yaml"), pool)
+	writeYAML(t, filepath.Join(dir, "machine-configs", e2eRendered+".yaml"), mc)
+	return dir
+}
+
+func writeYAML(t *testing.T, path string, obj any) {
+	t.Helper()
+	raw, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, string(raw))
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readRoot(t *testing.T, root, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func assertFile(t *testing.T, root, path, content string, mode os.FileMode) {
+	t.Helper()
+	if got := string(readRoot(t, root, path)); got != content {
+		t.Errorf("%s = %q, want %q", path, got, content)
+	}
+	if info, err := os.Stat(filepath.Join(root, path)); err != nil || info.Mode().Perm() != mode {
+		t.Errorf("%s mode = %v, want %v", path, info.Mode().Perm(), mode)
+	}
+}
+
+func assertContains(t *testing.T, root, path, want string) {
+	t.Helper()
+	if got := string(readRoot(t, root, path)); !strings.Contains(got, want) {
+		t.Errorf("%s does not contain %q:\n%.400s", path, want, got)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

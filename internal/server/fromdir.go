@@ -1,0 +1,85 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+
+	"github.com/mco-dev/mco/internal/manifest"
+	"github.com/mco-dev/mco/internal/render"
+	"github.com/mco-dev/mco/internal/version"
+)
+
+// FromDirOptions configure from-dir mode: plain MachineConfig and MachineConfigPool manifests,
+// rendered in-process — provisioning with MachineConfig semantics and no Kubernetes.
+type FromDirOptions struct {
+	// Dir is read with internal/manifest (recursive; .yaml, .yml, .json, Butane .bu).
+	Dir string
+	// KubeconfigFile and KubeletCAFile, when set and present, are served as
+	// /etc/kubernetes/kubeconfig and /etc/kubernetes/kubelet-ca.crt.
+	KubeconfigFile, KubeletCAFile string
+	// TokensFile lists per-pool bearer tokens (see LoadTokensFile).
+	TokensFile string
+	// Defaults fill the OS image fields no MachineConfig sets.
+	Defaults render.Defaults
+}
+
+// RunFromDir renders and serves every pool in opts.Dir, re-rendering when files change,
+// until ctx ends.
+func RunFromDir(ctx context.Context, store *Store, opts FromDirOptions, log *slog.Logger) error {
+	load := func() (map[string]PoolState, error) { return LoadFromDir(opts, log) }
+	paths := []string{opts.Dir, opts.KubeconfigFile, opts.KubeletCAFile, opts.TokensFile}
+	return runStandalone(ctx, store, load, paths, log)
+}
+
+// LoadFromDir renders each pool found in opts.Dir. A pool that fails to render is kept, with
+// its error (answered as 500 and logged), so one broken pool does not stop the others.
+func LoadFromDir(opts FromDirOptions, log *slog.Logger) (map[string]PoolState, error) {
+	set, err := manifest.Load(manifest.Options{}, opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	pools, configs := set.Pools, set.MachineConfigs
+	if len(pools) == 0 {
+		return nil, fmt.Errorf("%s: no MachineConfigPool manifests", opts.Dir)
+	}
+	kubeconfig, err := readOptional(opts.KubeconfigFile)
+	if err != nil {
+		return nil, err
+	}
+	kubeletCA, err := readOptional(opts.KubeletCAFile)
+	if err != nil {
+		return nil, err
+	}
+	tokens, err := LoadTokensFile(opts.TokensFile)
+	if err != nil {
+		return nil, err
+	}
+	states := make(map[string]PoolState, len(pools))
+	for _, pool := range pools {
+		state := renderPool(pool, configs, opts.Defaults)
+		if state.Err != nil {
+			log.Error("pool does not render; its requests fail until fixed", "pool", pool.Name, "err", state.Err)
+		} else {
+			state.Key = contentKey([]byte(state.Key), kubeletCA, kubeconfig)
+		}
+		state.Served.KubeletCA, state.Served.Kubeconfig = kubeletCA, kubeconfig
+		state.Tokens = tokensFor(tokens, pool.Name)
+		states[pool.Name] = state
+	}
+	return states, nil
+}
+
+func renderPool(pool *mcfgv1.MachineConfigPool, configs []*mcfgv1.MachineConfig, defaults render.Defaults) PoolState {
+	result, err := render.Render(pool, configs, render.Options{
+		Defaults:          defaults,
+		ControllerVersion: version.Get().Version,
+	})
+	if err != nil {
+		return PoolState{Err: err}
+	}
+	// The rendered name is a hash of the rendered content, so it is the cache key.
+	return PoolState{Served: ServedInput{Config: result.Config}, Key: result.Config.Name}
+}

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mco-dev/mco/internal/render"
+)
+
+const fromDirPool = `apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata:
+  name: worker
+spec:
+  machineConfigSelector:
+    matchLabels:
+      machineconfiguration.openshift.io/role: worker
+`
+
+func fromDirMC(path string) string {
+	return `apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfig
+metadata:
+  name: 50-worker-motd
+  labels:
+    machineconfiguration.openshift.io/role: worker
+spec:
+  config:
+    ignition:
+      version: 3.4.0
+    storage:
+      files:
+      - path: ` + path + `
+        contents:
+          source: data:,hello
+`
+}
+
+// TestFromDirRendersAndReloads renders manifests in-process and re-renders when one changes.
+func TestFromDirRendersAndReloads(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "pool.yaml"), fromDirPool)
+	writeFile(t, filepath.Join(dir, "configs", "motd.yaml"), fromDirMC("/etc/motd"))
+	store := NewStore(time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	opts := FromDirOptions{Dir: dir, Defaults: render.Defaults{OSImageURL: "quay.io/os:1"}}
+	go func() { done <- RunFromDir(ctx, store, opts, discardLogger()) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitFor(t, store.Loaded)
+	h := NewHandler(store, nil, discardLogger())
+
+	rec := do(h, "GET", "/config/worker", "Accept", accept34)
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"path":"/etc/motd"`) {
+		t.Fatalf("first render: %d %.200s", rec.Code, rec.Body)
+	}
+	first := store.Get("worker").state.Served.Config.Name
+	if !strings.HasPrefix(first, "rendered-worker-") {
+		t.Errorf("rendered name %q", first)
+	}
+
+	writeFile(t, filepath.Join(dir, "configs", "motd.yaml"), fromDirMC("/etc/issue"))
+	waitFor(t, func() bool {
+		rec := do(h, "GET", "/config/worker", "Accept", accept34)
+		return rec.Code == 200 && strings.Contains(rec.Body.String(), `"path":"/etc/issue"`)
+	})
+	if store.Get("worker").state.Served.Config.Name == first {
+		t.Error("re-render kept the old rendered name")
+	}
+}

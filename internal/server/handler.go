@@ -1,0 +1,146 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+const configPathPrefix = "/config/"
+
+var (
+	contentTypeJSON = []string{"application/json"}
+	zeroLength      = []string{"0"}
+)
+
+// Handler answers the Machine Config Server's HTTP API:
+//
+//	GET|HEAD /config/<pool>  the pool's config as Ignition (see ServeConfig)
+//	GET|HEAD /healthz        200
+//	anything else            404; methods other than GET and HEAD get 405
+//
+// Error responses have empty bodies, as in the original: a booting machine logs only the code.
+type Handler struct {
+	store   *Store
+	metrics *Metrics
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// NewHandler serves the pools in store.
+func NewHandler(store *Store, metrics *Metrics, log *slog.Logger) *Handler {
+	if metrics == nil {
+		metrics = NewMetrics(nil)
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Handler{store: store, metrics: metrics, log: log, now: time.Now}
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header()["Allow"] = []string{"GET, HEAD"}
+		emptyResponse(w, http.StatusMethodNotAllowed)
+		return
+	}
+	switch {
+	case r.URL.Path == "/healthz":
+		emptyResponse(w, http.StatusOK)
+	case strings.HasPrefix(r.URL.Path, configPathPrefix):
+		h.serveConfig(w, r, strings.TrimPrefix(r.URL.Path, configPathPrefix))
+	default:
+		emptyResponse(w, http.StatusNotFound)
+	}
+}
+
+// serveConfig answers /config/<pool>: 404 for unknown pools, 403 without a valid token when
+// the pool has tokens, 400 for an Accept header naming a spec we cannot serve, 500 when the
+// config cannot be built, 304 for a matching If-None-Match, else the cached bytes.
+func (h *Handler) serveConfig(w http.ResponseWriter, r *http.Request, pool string) {
+	start := h.now()
+	if !h.store.Loaded() {
+		// Still reading pools: "try again" rather than a misleading 404.
+		h.finish(w, "unknown", http.StatusServiceUnavailable, "", start)
+		return
+	}
+	entry := h.store.Get(pool)
+	if entry == nil || strings.Contains(pool, "/") {
+		h.finish(w, "unknown", http.StatusNotFound, "", start)
+		return
+	}
+	if t := entry.state.Tokens; t != nil && !t.Allows(r.Header.Get("Authorization"), start) {
+		h.log.Warn("refused config request without a valid token", "pool", pool, "client", r.RemoteAddr, "userAgent", r.UserAgent())
+		h.finish(w, pool, http.StatusForbidden, "", start)
+		return
+	}
+	if entry.state.Served.Config == nil {
+		code := http.StatusInternalServerError
+		if entry.state.NotFound {
+			code = http.StatusNotFound
+		}
+		h.log.Error("pool has no config to serve", "pool", pool, "err", entry.state.Err)
+		h.finish(w, pool, code, "", start)
+		return
+	}
+	version, err := NegotiateVersion(r.Header.Get("Accept"))
+	if err != nil {
+		h.log.Info("bad Accept header", "pool", pool, "accept", r.Header.Get("Accept"), "err", err)
+		h.finish(w, pool, http.StatusBadRequest, "", start)
+		return
+	}
+	resp, err := entry.response(version)
+	if err != nil {
+		h.log.Error("cannot build config", "pool", pool, "config", entry.state.Served.Config.Name, "version", version.String(), "err", err)
+		h.finish(w, pool, http.StatusInternalServerError, version.String(), start)
+		return
+	}
+
+	header := w.Header()
+	header["Etag"] = []string{resp.etag}
+	code := http.StatusOK
+	if etagMatches(r.Header.Get("If-None-Match"), resp.etag) {
+		code = http.StatusNotModified
+		w.WriteHeader(code)
+	} else {
+		header["Content-Type"] = contentTypeJSON
+		header["Content-Length"] = []string{resp.contentLength}
+		w.WriteHeader(code)
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(resp.body)
+		}
+	}
+	h.log.Info("served config", "pool", pool, "config", entry.state.Served.Config.Name, "version", resp.version,
+		"code", code, "method", r.Method, "client", r.RemoteAddr, "userAgent", r.UserAgent())
+	sent := 0
+	if code == http.StatusOK && r.Method != http.MethodHead {
+		sent = len(resp.body)
+	}
+	h.metrics.observe(pool, code, resp.version, sent, h.now().Sub(start).Seconds())
+}
+
+func (h *Handler) finish(w http.ResponseWriter, pool string, code int, version string, start time.Time) {
+	emptyResponse(w, code)
+	h.metrics.observe(pool, code, version, 0, h.now().Sub(start).Seconds())
+}
+
+func emptyResponse(w http.ResponseWriter, code int) {
+	w.Header()["Content-Length"] = zeroLength
+	w.WriteHeader(code)
+}
+
+// etagMatches implements the If-None-Match list and "*" forms (weak comparison: W/ prefixes
+// are ignored, as RFC 9110 requires for If-None-Match).
+func etagMatches(ifNoneMatch, etag string) bool {
+	if ifNoneMatch == "" {
+		return false
+	}
+	for _, candidate := range strings.Split(ifNoneMatch, ",") {
+		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
+		if candidate == "*" || candidate == etag {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,155 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+)
+
+// ListenOptions say where to listen. An empty address disables that listener.
+type ListenOptions struct {
+	// SecureAddress serves HTTPS with CertFile/KeyFile, reloaded when the files change.
+	SecureAddress     string
+	CertFile, KeyFile string
+	// InsecureAddress serves plain HTTP, for clients that cannot be given a CA.
+	InsecureAddress string
+	// MetricsAddress serves Prometheus metrics from Gatherer at /metrics.
+	MetricsAddress string
+	Gatherer       prometheus.Gatherer
+}
+
+// Listeners are bound sockets, ready to serve; binding first lets callers (and tests using
+// port 0) learn the addresses before serving starts.
+type Listeners struct {
+	Secure, Insecure, Metrics net.Listener
+	certs                     *certwatcher.CertWatcher
+	opts                      ListenOptions
+}
+
+// Listen binds the configured addresses and loads the serving certificate.
+func Listen(opts ListenOptions) (*Listeners, error) {
+	l := &Listeners{opts: opts}
+	var err error
+	if opts.SecureAddress != "" {
+		if opts.CertFile == "" || opts.KeyFile == "" {
+			return nil, errors.New("the secure listener needs --tls-cert-file and --tls-private-key-file")
+		}
+		if l.certs, err = certwatcher.New(opts.CertFile, opts.KeyFile); err != nil {
+			return nil, fmt.Errorf("loading serving certificate: %w", err)
+		}
+		if l.Secure, err = net.Listen("tcp", opts.SecureAddress); err != nil {
+			return nil, err
+		}
+	}
+	if opts.InsecureAddress != "" {
+		if l.Insecure, err = net.Listen("tcp", opts.InsecureAddress); err != nil {
+			return nil, errors.Join(err, l.close())
+		}
+	}
+	if opts.MetricsAddress != "" {
+		if l.Metrics, err = net.Listen("tcp", opts.MetricsAddress); err != nil {
+			return nil, errors.Join(err, l.close())
+		}
+	}
+	if l.Secure == nil && l.Insecure == nil {
+		return nil, errors.Join(errors.New("both the secure and the insecure listener are disabled"), l.close())
+	}
+	return l, nil
+}
+
+func (l *Listeners) close() error {
+	var errs []error
+	for _, ln := range []net.Listener{l.Secure, l.Insecure, l.Metrics} {
+		if ln != nil {
+			errs = append(errs, ln.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Serve serves handler until ctx ends, then shuts down gracefully.
+func (l *Listeners) Serve(ctx context.Context, handler http.Handler, log *slog.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 4)
+	var servers []*http.Server
+	start := func(srv *http.Server, ln net.Listener, tlsOn bool) {
+		servers = append(servers, srv)
+		go func() {
+			var err error
+			if tlsOn {
+				err = srv.ServeTLS(ln, "", "")
+			} else {
+				err = srv.Serve(ln)
+			}
+			if !errors.Is(err, http.ErrServerClosed) {
+				errs <- fmt.Errorf("serving on %s: %w", ln.Addr(), err)
+				cancel()
+			}
+		}()
+	}
+	if l.Secure != nil {
+		go func() {
+			if err := l.certs.Start(ctx); err != nil {
+				errs <- fmt.Errorf("watching serving certificate: %w", err)
+				cancel()
+			}
+		}()
+		srv := newHTTPServer(handler)
+		srv.TLSConfig = &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			GetCertificate: l.certs.GetCertificate,
+			NextProtos:     []string{"http/1.1"},
+		}
+		log.Info("serving HTTPS", "address", l.Secure.Addr().String())
+		start(srv, l.Secure, true)
+	}
+	if l.Insecure != nil {
+		log.Info("serving HTTP", "address", l.Insecure.Addr().String())
+		start(newHTTPServer(handler), l.Insecure, false)
+	}
+	if l.Metrics != nil && l.opts.Gatherer != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(l.opts.Gatherer, promhttp.HandlerOpts{}))
+		log.Info("serving metrics", "address", l.Metrics.Addr().String())
+		start(newHTTPServer(mux), l.Metrics, false)
+	}
+
+	<-ctx.Done()
+	shutdownCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+	defer done()
+	var all []error
+	for _, srv := range servers {
+		all = append(all, srv.Shutdown(shutdownCtx))
+	}
+	for {
+		select {
+		case err := <-errs:
+			all = append(all, err)
+		default:
+			return errors.Join(all...)
+		}
+	}
+}
+
+// newHTTPServer speaks HTTP/1.1 only (an empty TLSNextProto disables HTTP/2, like the
+// original) and bounds slow clients.
+func newHTTPServer(handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){},
+	}
+}

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coreos/go-semver/semver"
+
+	"github.com/mco-dev/mco/internal/ignition"
+)
+
+// PoolState is what a source knows about one pool.
+type PoolState struct {
+	// Served is what to build the config from; Served.Config is nil while the pool has nothing
+	// to serve (then Err says why).
+	Served ServedInput
+	// Key changes whenever the bytes built from Served would: e.g. the rendered config's name
+	// and resourceVersion plus a hash of the extras. Equal keys keep the cached bytes.
+	Key string
+	// Err, when Served.Config is nil, is the reason; NotFound selects 404 over 500.
+	Err      error
+	NotFound bool
+	// Tokens, when set, are required to fetch this pool's config.
+	Tokens *PoolTokens
+}
+
+// Store is the set of pools being served. Reads are lock-free (one atomic load and a map
+// lookup); sources replace the whole set when their inputs change.
+type Store struct {
+	writeMu      sync.Mutex
+	pools        atomic.Pointer[map[string]*poolEntry]
+	loaded       atomic.Bool
+	tokenOverlap time.Duration
+	now          func() time.Time
+}
+
+// NewStore returns an empty store. tokenOverlap is how long a previous token without an explicit
+// expiry stays valid after the store first sees it.
+func NewStore(tokenOverlap time.Duration) *Store {
+	s := &Store{tokenOverlap: tokenOverlap, now: time.Now}
+	s.pools.Store(&map[string]*poolEntry{})
+	return s
+}
+
+// poolEntry is one pool's state plus the responses built from it so far.
+type poolEntry struct {
+	name   string
+	state  PoolState
+	builds *buildCache
+}
+
+// buildCache holds the response for each servable spec version, built on first request.
+// sync.Once makes concurrent first requests wait for one build instead of each building.
+type buildCache struct {
+	slots []buildSlot // indexed like ignition.ServableVersions
+}
+
+func newBuildCache() *buildCache {
+	return &buildCache{slots: make([]buildSlot, len(ignition.ServableVersions))}
+}
+
+type buildSlot struct {
+	once sync.Once
+	resp *response
+	err  error
+}
+
+// response is a ready-to-write answer; headers are precomputed so serving allocates nothing.
+type response struct {
+	body          []byte
+	etag          string
+	contentLength string
+	version       string
+}
+
+// Get returns the entry of pool, or nil.
+func (s *Store) Get(pool string) *poolEntry {
+	return (*s.pools.Load())[pool]
+}
+
+// Pools lists the served pool names (for logs and tests).
+func (s *Store) Pools() []string {
+	m := *s.pools.Load()
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	return names
+}
+
+// Replace makes pools the served set. Pools whose Key did not change keep their built
+// responses; all others are rebuilt on their next request.
+func (s *Store) Replace(pools map[string]PoolState) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	old := *s.pools.Load()
+	next := make(map[string]*poolEntry, len(pools))
+	for name, state := range pools {
+		entry := &poolEntry{name: name, state: state, builds: newBuildCache()}
+		if prev, ok := old[name]; ok {
+			if prev.state.Key == state.Key && state.Key != "" {
+				entry.builds = prev.builds
+			}
+			entry.state.Tokens = s.settleOverlap(state.Tokens, prev.state.Tokens)
+		} else {
+			entry.state.Tokens = s.settleOverlap(state.Tokens, nil)
+		}
+		next[name] = entry
+	}
+	s.pools.Store(&next)
+	s.loaded.Store(true)
+}
+
+// Loaded reports whether a source has filled the store at least once; before that every pool
+// would look unknown.
+func (s *Store) Loaded() bool { return s.loaded.Load() }
+
+// settleOverlap gives a previous token without an explicit expiry one: tokenOverlap after the
+// store first saw it, remembered across replacements.
+func (s *Store) settleOverlap(t, prev *PoolTokens) *PoolTokens {
+	if t == nil || t.PreviousToken == "" || !t.PreviousExpires.IsZero() {
+		return t
+	}
+	settled := *t
+	if prev != nil && prev.PreviousToken == t.PreviousToken && !prev.PreviousExpires.IsZero() {
+		settled.PreviousExpires = prev.PreviousExpires
+	} else {
+		settled.PreviousExpires = s.now().Add(s.tokenOverlap)
+	}
+	return &settled
+}
+
+// response returns the bytes for version, building them once.
+func (e *poolEntry) response(version semver.Version) (*response, error) {
+	i := servableIndex(version)
+	if i < 0 {
+		return nil, fmt.Errorf("Ignition spec %s cannot be produced from a rendered config (no conversion path)", version)
+	}
+	slot := &e.builds.slots[i]
+	slot.once.Do(func() {
+		body, err := BuildServedConfig(e.state.Served, version)
+		if err != nil {
+			slot.err = err
+			return
+		}
+		sum := sha256.Sum256(body)
+		slot.resp = &response{
+			body:          body,
+			etag:          `"` + hex.EncodeToString(sum[:16]) + `"`,
+			contentLength: strconv.Itoa(len(body)),
+			version:       version.String(),
+		}
+	})
+	return slot.resp, slot.err
+}
+
+func servableIndex(v semver.Version) int {
+	for i, s := range ignition.ServableVersions {
+		if s == v {
+			return i
+		}
+	}
+	return -1
+}
