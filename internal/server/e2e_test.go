@@ -1,13 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,9 +44,8 @@ const e2eIgnition = `{
 // over TLS with a bearer token, once per served 3.x spec, and checks the pool's files, units
 // and the server's appended files land; without the token nothing is written.
 func TestRealIgnitionClient(t *testing.T) {
-	ignitionBin := testenv.RequireTool(t, "ignition")
 	dir := t.TempDir()
-	ca := newTestCA(t, dir)
+	ca := testenv.NewServingCA(t, dir)
 	bootstrapDir := writeBootstrapDir(t, filepath.Join(dir, "bootstrap"), e2eIgnition)
 	tokensFile := filepath.Join(dir, "tokens.yaml")
 	writeFile(t, tokensFile, "worker:\n  token: "+e2eToken+"\n")
@@ -57,7 +54,7 @@ func TestRealIgnitionClient(t *testing.T) {
 
 	for _, spec := range []string{"3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0"} {
 		t.Run(spec, func(t *testing.T) {
-			root, out, err := runIgnition(t, ignitionBin, pointerConfig(url, ca.CAPEM, e2eToken, spec))
+			root, out, err := testenv.RunIgnition(t, pointerConfig(url, ca.CAPEM, e2eToken, spec))
 			if err != nil {
 				t.Fatalf("ignition failed: %v\n%s", err, out)
 			}
@@ -81,7 +78,7 @@ func TestRealIgnitionClient(t *testing.T) {
 	}
 
 	t.Run("without token nothing is written", func(t *testing.T) {
-		root, out, err := runIgnition(t, ignitionBin, pointerConfig(url, ca.CAPEM, "", "3.4.0"))
+		root, out, err := testenv.RunIgnition(t, pointerConfig(url, ca.CAPEM, "", "3.4.0"))
 		if err == nil {
 			t.Fatalf("ignition succeeded without a token:\n%s", out)
 		}
@@ -105,7 +102,7 @@ func acceptFromTestHeader(next http.Handler) http.Handler {
 }
 
 // startTLSServer runs bootstrap mode behind HTTPS on 127.0.0.1 and returns the base URL.
-func startTLSServer(t *testing.T, ca testCA, opts BootstrapOptions) string {
+func startTLSServer(t *testing.T, ca testenv.ServingCA, opts BootstrapOptions) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := discardLogger()
@@ -139,46 +136,6 @@ func pointerConfig(url string, caPEM []byte, token, spec string) []byte {
 	}}
 	raw, _ := json.Marshal(cfg)
 	return raw
-}
-
-// runIgnition runs the fetch and files stages against a fresh root, as test-infrastructure.md
-// describes, each bounded by a timeout. It returns the root and the combined output.
-func runIgnition(t *testing.T, bin string, pointer []byte) (root, output string, err error) {
-	t.Helper()
-	work := t.TempDir()
-	if err := os.Chmod(work, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	root = filepath.Join(work, "root")
-	for _, d := range []string{root, filepath.Join(work, "sys"), filepath.Join(work, "run"), filepath.Join(work, "local")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeFile(t, filepath.Join(work, "config.ign"), string(pointer))
-	writeFile(t, filepath.Join(work, "cmdline"), "")
-	env := append(os.Environ(),
-		"IGNITION_CONFIG_FILE="+filepath.Join(work, "config.ign"),
-		"IGNITION_KERNEL_CMDLINE_PATH="+filepath.Join(work, "cmdline"),
-		"IGNITION_SYSTEM_CONFIG_DIR="+filepath.Join(work, "sys"),
-		"IGNITION_SYSTEM_RUNTIME_CONFIG_DIR="+filepath.Join(work, "run"),
-		"IGNITION_SYSTEM_LOCAL_CONFIG_DIR="+filepath.Join(work, "local"),
-	)
-	var out bytes.Buffer
-	for _, stage := range []string{"fetch", "files"} {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, bin, "--platform", "file", "--stage", stage, "--root", root, "--log-to-stdout",
-			"--config-cache", filepath.Join(work, "ignition.json"), "--neednet", filepath.Join(work, "neednet"),
-			"--state-file", filepath.Join(work, "state"))
-		cmd.Env = env
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err = cmd.Run()
-		cancel()
-		if err != nil {
-			return root, out.String(), err
-		}
-	}
-	return root, out.String(), nil
 }
 
 // writeBootstrapDir lays out OpenShift's bootstrap directory with a worker pool serving

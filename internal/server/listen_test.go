@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/mco-dev/mco/internal/testenv"
+
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,7 +15,7 @@ import (
 // expects new handshakes to present the new certificate, with TLS 1.1 refused throughout.
 func TestServingCertificateReloads(t *testing.T) {
 	dir := t.TempDir()
-	first := newTestCA(t, dir)
+	first := testenv.NewServingCA(t, dir)
 	listeners, err := Listen(ListenOptions{SecureAddress: "127.0.0.1:0", CertFile: first.CertFile, KeyFile: first.KeyFile})
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +43,7 @@ func TestServingCertificateReloads(t *testing.T) {
 		t.Error("TLS 1.1 accepted")
 	}
 	// A second CA's certificate, written over the served files.
-	second := newTestCA(t, t.TempDir())
+	second := testenv.NewServingCA(t, t.TempDir())
 	for src, dst := range map[string]string{second.CertFile: first.CertFile, second.KeyFile: first.KeyFile} {
 		data, err := os.ReadFile(src)
 		if err != nil {

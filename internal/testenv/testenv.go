@@ -148,3 +148,13 @@ func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
 	}
 	return stdout.String(), nil
 }
+
+// RequireMCO returns bin/mco, built by `make build`; a missing binary fails the test.
+func RequireMCO(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(RepoRoot(), "bin", "mco")
+	if info, err := os.Stat(path); err != nil || info.Mode()&0o111 == 0 {
+		t.Fatalf("%s not found: run `make build`", path)
+	}
+	return path
+}

@@ -1,4 +1,4 @@
-package server
+package testenv
 
 import (
 	"crypto/ecdsa"
@@ -15,13 +15,15 @@ import (
 	"time"
 )
 
-// testCA is a throwaway CA with a serving certificate for 127.0.0.1, written to dir.
-type testCA struct {
+// ServingCA is a throwaway CA with a serving certificate for 127.0.0.1 and localhost, written
+// to dir, for tests of TLS servers.
+type ServingCA struct {
 	CAPEM             []byte
 	CertFile, KeyFile string
 }
 
-func newTestCA(t testing.TB, dir string) testCA {
+// NewServingCA makes a CA and a serving certificate signed by it.
+func NewServingCA(t testing.TB, dir string) ServingCA {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -55,7 +57,7 @@ func newTestCA(t testing.TB, dir string) testCA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca := testCA{
+	ca := ServingCA{
 		CAPEM:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 		CertFile: filepath.Join(dir, "tls.crt"),
 		KeyFile:  filepath.Join(dir, "tls.key"),
