@@ -43,7 +43,7 @@ func TestNewMachineBootsFromManagedUserData(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: serverNS, Name: "worker-mcs-token"}, Data: map[string][]byte{"token": []byte(token)}},
 		&mcfgv1.MachineConfig{
 			ObjectMeta: metav1.ObjectMeta{Name: "50-worker-e2e", Labels: map[string]string{"machineconfiguration.openshift.io/role": "worker"}},
-			Spec: mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/e2e.conf","mode":420,"contents":{"source":"data:,hello%20from%20the%20worker%20pool%0A"}}]}}`)}},
+			Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/e2e.conf","mode":420,"contents":{"source":"data:,hello%20from%20the%20worker%20pool%0A"}}]}}`)}},
 		},
 	} {
 		if err := c.Create(ctx, obj); err != nil {
