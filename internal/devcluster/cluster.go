@@ -1,0 +1,215 @@
+package devcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/clientconfig"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/scheme"
+)
+
+// Options for Up.
+type Options struct {
+	Dir string
+	// Nodes is how many nodes to start, spread over NodePools in turn.
+	Nodes     int
+	NodePools []string
+	// CustomPools are created besides master and worker (inheriting worker).
+	CustomPools []string
+	// ToolsDir holds etcd, kube-apiserver and ignition; MCO is the mco binary to run.
+	ToolsDir, MCO string
+	Log       io.Writer
+}
+
+// Up starts a dev cluster in opts.Dir and returns when the pools are rendered, the server serves
+// them and every node's agent reports Done.
+func Up(ctx context.Context, opts Options) error {
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return err
+	}
+	if st, err := LoadState(dir); err == nil && st.anyAlive() {
+		return fmt.Errorf("a dev cluster is already running in %s; `mco dev down --dir %s` first", dir, dir)
+	}
+	for _, sub := range []string{"etcd", "nodes"} {
+		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
+			return err
+		}
+	}
+	certs := pki{dir: filepath.Join(dir, "pki")}
+	if err := certs.create(); err != nil {
+		return fmt.Errorf("certificates: %w", err)
+	}
+	st := &State{Processes: map[string]Process{}}
+	logf(opts.Log, "starting etcd and kube-apiserver")
+	apiURL, err := st.startControlPlane(ctx, dir, opts.ToolsDir, certs)
+	if err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(kubeconfig, apiURL, certs); err != nil {
+		return err
+	}
+	c, err := newClient(kubeconfig)
+	if err != nil {
+		return err
+	}
+	logf(opts.Log, "installing CRDs, pools and MachineConfiguration cluster")
+	if err := install(ctx, c, certs, opts.CustomPools); err != nil {
+		return err
+	}
+	if err := st.startMCO(dir, opts.MCO, kubeconfig, certs); err != nil {
+		return err
+	}
+	for i := range opts.Nodes {
+		pool := opts.NodePools[i%len(opts.NodePools)]
+		name := fmt.Sprintf("%s-%d", pool, i)
+		logf(opts.Log, "provisioning node %s (pool %s) with the real Ignition client", name, pool)
+		if err := st.addNode(ctx, c, dir, opts.ToolsDir, opts.MCO, name, pool); err != nil {
+			return err
+		}
+	}
+	logf(opts.Log, "waiting for every node to report Done")
+	return waitNodesDone(ctx, c, st, 3*time.Minute)
+}
+
+// Join provisions one more machine for pool in a running dev cluster.
+func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		return "", err
+	}
+	c, err := newClient(filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		return "", err
+	}
+	name := ""
+	for i := 0; ; i++ {
+		name = fmt.Sprintf("%s-%d", pool, i)
+		if _, err := os.Stat(nodeRoot(dir, name)); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+	}
+	if err := st.addNode(ctx, c, dir, toolsDir, mco, name, pool); err != nil {
+		return "", err
+	}
+	return name, waitNodesDone(ctx, c, st, 2*time.Minute)
+}
+
+// startMCO runs the controller and the Machine Config Server against the dev API server.
+func (s *State) startMCO(dir, mco, kubeconfig string, certs pki) error {
+	port, _, _, err := freePorts3()
+	if err != nil {
+		return err
+	}
+	serverHost := "127.0.0.1:" + strconv.Itoa(port)
+	s.ServerURL = "https://" + serverHost
+	if err := s.start(dir, "server", mco, "server", "--kubeconfig", kubeconfig, "--namespace", ServerNamespace,
+		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--insecure-port", "0",
+		"--tls-cert-file", certs.path("mcs.crt"), "--tls-private-key-file", certs.path("mcs.key"),
+		"--metrics-bind-address", ""); err != nil {
+		return err
+	}
+	return s.start(dir, "controller", mco, "controller", "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+		"--server-host", serverHost, "--server-ca", "configmap:"+ServerNamespace+"/"+ServerCAConfigMap,
+		"--server-namespace", ServerNamespace, "--machine-api-namespace", MachineAPINamespace)
+}
+
+// Down stops every process the dev cluster in dir started, agents first, etcd last.
+func Down(dir string) error {
+	st, err := LoadState(dir)
+	if err != nil {
+		return err
+	}
+	order := []string{}
+	for name := range st.Processes {
+		order = append(order, name)
+	}
+	rank := map[string]int{"controller": 1, "server": 1, "kube-apiserver": 2, "etcd": 3}
+	slices.SortFunc(order, func(a, b string) int { return rank[a] - rank[b] })
+	var errs []error
+	for _, name := range order {
+		if err := stop(st.Processes[name], 10*time.Second); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *State) anyAlive() bool {
+	for _, p := range s.Processes {
+		if Alive(p.PID) {
+			return true
+		}
+	}
+	return false
+}
+
+func newClient(kubeconfig string) (client.Client, error) {
+	cfg, err := clientconfig.Load(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme.Scheme})
+}
+
+// waitNodesDone waits until every dev node has a current config equal to its desired one and
+// state Done, failing early if an agent process died.
+func waitNodesDone(ctx context.Context, c client.Client, st *State, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var nodes corev1.NodeList
+		if err := c.List(ctx, &nodes, client.HasLabels{SimulatedNodeLabel}); err != nil {
+			return err
+		}
+		pending := pendingNodes(nodes.Items)
+		if len(pending) == 0 {
+			return nil
+		}
+		for name, p := range st.Processes {
+			if !Alive(p.PID) {
+				return fmt.Errorf("%s exited; see %s", name, p.Log)
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nodes not Done after %s: %v", timeout, pending)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func pendingNodes(nodes []corev1.Node) []string {
+	var pending []string
+	for _, n := range nodes {
+		a := n.Annotations
+		current, desired := a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation]
+		state := a[protocol.StateAnnotation]
+		if current == "" || (desired != "" && current != desired) || (state != "" && state != string(protocol.NodeDone)) {
+			pending = append(pending, n.Name)
+		}
+	}
+	return pending
+}
+
+func logf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "• "+format+"\n", args...)
+	}
+}
+

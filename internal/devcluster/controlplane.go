@@ -1,0 +1,128 @@
+package devcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// startControlPlane starts etcd and kube-apiserver from toolsDir and waits until the API server
+// is ready. It returns the API server URL.
+func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, certs pki) (string, error) {
+	etcdPort, peerPort, apiPort, err := freePorts3()
+	if err != nil {
+		return "", err
+	}
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	if err := s.start(dir, "etcd", filepath.Join(toolsDir, "etcd"),
+		"--name", "mco-dev", "--data-dir", filepath.Join(dir, "etcd"),
+		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "mco-dev="+peerURL,
+		"--unsafe-no-fsync", // a throwaway dev cluster: speed over durability
+	); err != nil {
+		return "", err
+	}
+	apiURL := "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	if err := s.start(dir, "kube-apiserver", filepath.Join(toolsDir, "kube-apiserver"),
+		"--etcd-servers", etcdURL,
+		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(apiPort),
+		"--tls-cert-file", certs.path("apiserver.crt"), "--tls-private-key-file", certs.path("apiserver.key"),
+		"--client-ca-file", certs.path("ca.crt"),
+		"--authorization-mode", "RBAC",
+		"--service-account-issuer", apiURL,
+		"--service-account-key-file", certs.path("sa.pub"),
+		"--service-account-signing-key-file", certs.path("sa.key"),
+		"--service-cluster-ip-range", "10.0.0.0/24",
+		"--disable-admission-plugins", "ServiceAccount",
+		"--allow-privileged=true",
+	); err != nil {
+		return "", err
+	}
+	s.APIServerURL = apiURL
+	if err := s.save(dir); err != nil {
+		return "", err
+	}
+	return apiURL, waitReady(ctx, apiURL, certs, s.Processes["kube-apiserver"])
+}
+
+// waitReady polls /readyz with the admin certificate until the API server answers ok.
+func waitReady(ctx context.Context, apiURL string, certs pki, apiserver Process) error {
+	caPEM, err := os.ReadFile(certs.path("ca.crt"))
+	if err != nil {
+		return err
+	}
+	admin, err := tls.LoadX509KeyPair(certs.path("admin.crt"), certs.path("admin.key"))
+	if err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{admin}},
+	}}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, apiURL+"/readyz", nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if !Alive(apiserver.PID) {
+			return fmt.Errorf("kube-apiserver exited; see %s", apiserver.Log)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kube-apiserver not ready after 2m; see %s", apiserver.Log)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// writeKubeconfig writes an admin kubeconfig for apiURL with the certificates embedded, so it
+// works from any directory.
+func writeKubeconfig(path, apiURL string, certs pki) error {
+	read := func(name string) []byte {
+		data, _ := os.ReadFile(certs.path(name))
+		return data
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["mco-dev"] = &clientcmdapi.Cluster{Server: apiURL, CertificateAuthorityData: read("ca.crt")}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: read("admin.crt"), ClientKeyData: read("admin.key")}
+	cfg.Contexts["mco-dev"] = &clientcmdapi.Context{Cluster: "mco-dev", AuthInfo: "admin"}
+	cfg.CurrentContext = "mco-dev"
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+func freePorts3() (int, int, int, error) {
+	var ports [3]int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		listeners = append(listeners, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports[0], ports[1], ports[2], nil
+}

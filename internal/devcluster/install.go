@@ -1,0 +1,152 @@
+package devcluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/config/crd"
+	"github.com/mco-dev/mco/config/pools"
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// Namespaces and objects the dev cluster sets up, matching the defaults of mco's flags.
+const (
+	ServerNamespace     = "openshift-machine-config-operator"
+	MachineAPINamespace = "openshift-machine-api"
+	ServerCAConfigMap   = "machine-config-server-ca"
+)
+
+// install creates the CRDs, namespaces, built-in pools (plus custom ones inheriting worker),
+// MachineConfiguration cluster, the server's CA bundle and one bearer token per pool.
+func install(ctx context.Context, c client.Client, certs pki, customPools []string) error {
+	crds, err := crd.All()
+	if err != nil {
+		return err
+	}
+	for _, obj := range crds {
+		if err := createIfMissing(ctx, c, obj); err != nil {
+			return err
+		}
+	}
+	for _, obj := range crds {
+		if err := waitEstablished(ctx, c, obj.Name); err != nil {
+			return err
+		}
+	}
+	caPEM, err := os.ReadFile(certs.path("ca.crt"))
+	if err != nil {
+		return err
+	}
+	objects := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ServerNamespace}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: MachineAPINamespace}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ServerNamespace, Name: ServerCAConfigMap}, Data: map[string]string{"ca-bundle.crt": string(caPEM)}},
+		machineConfiguration(),
+	}
+	poolNames := append([]string{}, pools.Names...)
+	for _, name := range pools.Names {
+		pool, err := pools.Builtin(name)
+		if err != nil {
+			return err
+		}
+		objects = append(objects, pool, baseConfig(name))
+	}
+	for _, name := range customPools {
+		objects = append(objects, CustomPool(name))
+		poolNames = append(poolNames, name)
+	}
+	for _, name := range poolNames {
+		objects = append(objects, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ServerNamespace, Name: protocol.ServerTokenSecretName(name)},
+			Data:       map[string][]byte{protocol.ServerTokenKey: []byte(randomToken())},
+		})
+	}
+	for _, obj := range objects {
+		if err := createIfMissing(ctx, c, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// machineConfiguration is MachineConfiguration cluster with nothing but its management state. It
+// is built unstructured because the typed spec serialises empty required sub-structs (such as
+// nodeDisruptionPolicy.sshkey) that the CRD's validation rejects.
+func machineConfiguration() client.Object {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": operatorv1.GroupVersion.String(),
+		"kind":       "MachineConfiguration",
+		"metadata":   map[string]any{"name": protocol.ClusterMachineConfiguration},
+		"spec":       map[string]any{"managementState": string(operatorv1.Managed)},
+	}}
+	return u
+}
+
+// baseConfig plays OpenShift's template controller: every role starts with one MachineConfig, so
+// a pool renders before an admin adds anything. It records what the node is, like /etc/os-release
+// records the OS.
+func baseConfig(role string) client.Object {
+	content := url.PathEscape("MCO_DEV_CLUSTER=1\nMCO_ROLE=" + role + "\n")
+	return &mcfgv1.MachineConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "00-" + role, Labels: map[string]string{protocol.RoleLabel: role}},
+		Spec: mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(
+			`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/mco-dev/role","mode":420,"contents":{"source":"data:,` + content + `"}}]}}`)}},
+	}
+}
+
+// CustomPool is a pool that inherits every worker MachineConfig and adds its own role's, with
+// nodes labelled node-role.kubernetes.io/<name>.
+func CustomPool(name string) client.Object {
+	pool, _ := pools.Builtin("worker")
+	pool.Name = name
+	pool.Labels = map[string]string{protocol.PoolLabelPrefix + name: ""}
+	pool.Spec.MachineConfigSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: protocol.RoleLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{protocol.WorkerPool, name},
+	}}}
+	pool.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/" + name: ""}}
+	return pool
+}
+
+func createIfMissing(ctx context.Context, c client.Client, obj client.Object) error {
+	if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+	}
+	return nil
+}
+
+func waitEstablished(ctx context.Context, c client.Client, name string) error {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		var got apiextensionsv1.CustomResourceDefinition
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &got); err == nil {
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("CRD %s not established after 1m", name)
+}
+
+func randomToken() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,115 @@
+package devcluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// State is what DIR/state.json records: every process started, and the cluster's addresses.
+type State struct {
+	APIServerURL string             `json:"apiServerURL"`
+	ServerURL    string             `json:"serverURL"`
+	Processes    map[string]Process `json:"processes"`
+}
+
+// Process is one detached child.
+type Process struct {
+	PID  int      `json:"pid"`
+	Args []string `json:"args"`
+	Log  string   `json:"log"`
+}
+
+func statePath(dir string) string { return filepath.Join(dir, "state.json") }
+
+// LoadState reads DIR/state.json.
+func LoadState(dir string) (*State, error) {
+	data, err := os.ReadFile(statePath(dir))
+	if err != nil {
+		return nil, fmt.Errorf("no dev cluster in %s: %w", dir, err)
+	}
+	st := &State{}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, fmt.Errorf("%s: %w", statePath(dir), err)
+	}
+	return st, nil
+}
+
+func (s *State) save(dir string) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := statePath(dir) + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, statePath(dir))
+}
+
+// start runs bin detached in its own session (so it outlives `mco dev up` and a terminal's
+// signals), logging to DIR/logs/<name>.log.
+func (s *State) start(dir, name, bin string, args ...string) error {
+	logPath := filepath.Join(dir, "logs", name+".log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", name, err)
+	}
+	// Released, not waited for: the process is the cluster's, not this command's.
+	pid := cmd.Process.Pid
+	_ = cmd.Process.Release()
+	s.Processes[name] = Process{PID: pid, Args: append([]string{bin}, args...), Log: logPath}
+	return s.save(dir)
+}
+
+// Alive reports whether pid still runs (and is not a zombie).
+func Alive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err != nil || !isZombie(stat)
+}
+
+func isZombie(stat []byte) bool {
+	// The state follows the parenthesised command name: "pid (comm) S ...".
+	for i := len(stat) - 1; i > 0; i-- {
+		if stat[i] == ')' && i+2 < len(stat) {
+			return stat[i+2] == 'Z'
+		}
+	}
+	return false
+}
+
+// stop ends one process: SIGTERM, then SIGKILL after grace.
+func stop(p Process, grace time.Duration) error {
+	if !Alive(p.PID) {
+		return nil
+	}
+	if err := syscall.Kill(p.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !Alive(p.PID) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return syscall.Kill(p.PID, syscall.SIGKILL)
+}
