@@ -29,7 +29,7 @@ type Options struct {
 	CustomPools []string
 	// ToolsDir holds etcd, kube-apiserver and ignition; MCO is the mco binary to run.
 	ToolsDir, MCO string
-	Log       io.Writer
+	Log           io.Writer
 }
 
 // Up starts a dev cluster in opts.Dir and returns when the pools are rendered, the server serves
@@ -212,4 +212,3 @@ func logf(w io.Writer, format string, args ...any) {
 		fmt.Fprintf(w, "• "+format+"\n", args...)
 	}
 }
-
