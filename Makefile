@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
 TEST_FLAGS ?= -p 2 -timeout 20m
 GO_DIRS := $(wildcard cmd internal test bench)
 
-.PHONY: all build tools crds test unit demo vet fmt clean help
+.PHONY: all build tools crds test unit demo vet fmt clean help bench-rollout
 
 all: build
 
@@ -40,6 +40,9 @@ unit: ## only the tests that need no control plane (fast)
 
 demo: build tools ## the main job (see README for what it shows today)
 	@hack/demo.sh
+
+bench-rollout: build tools ## 1,000-node rebootless rollout through bin/mco controller: time, writes per node, RSS (~1 min)
+	$(GO) run ./bench/rollout
 
 clean:
 	rm -rf bin

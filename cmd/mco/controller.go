@@ -10,6 +10,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/controller"
+	"github.com/mco-dev/mco/internal/controller/drain"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/version"
 )
@@ -39,6 +40,11 @@ user-data Secrets that pin exactly one CA.`,
 			cfg, err := clientconfig.Load(kubeconfig)
 			if err != nil {
 				return err
+			}
+			if cfg.QPS == 0 {
+				// client-go's default of 5 requests/s would make a 1,000-node rollout take
+				// minutes; leave throttling to the API server's priority and fairness.
+				cfg.QPS = -1
 			}
 			opts.Render.ControllerVersion = version.Get().Commit
 			if ud.ServerHost != "" {
@@ -73,5 +79,6 @@ user-data Secrets that pin exactly one CA.`,
 	f.StringVar(&ud.MachineAPINamespace, "machine-api-namespace", "openshift-machine-api", "namespace of the user-data Secrets and MachineSets")
 	f.StringVar(&ud.ServerNamespace, "server-namespace", "openshift-machine-config-operator", "namespace of the server's per-pool token Secrets")
 	f.StringVar(&userDataSpec, "user-data-spec-version", "3.4.0", "Ignition spec of generated pointer configs (3.1.0 or newer)")
+	f.DurationVar(&opts.Drain.BlockedThreshold, "drain-blocked-threshold", drain.DefaultBlockedThreshold, "how long a drain may run before the node and its pool report it blocked")
 	return cmd
 }

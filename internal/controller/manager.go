@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	draincontroller "github.com/mco-dev/mco/internal/controller/drain"
 	rendercontroller "github.com/mco-dev/mco/internal/controller/render"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/scheme"
@@ -25,6 +26,7 @@ type Options struct {
 	LeaderElection          bool
 	LeaderElectionNamespace string
 	Render                  rendercontroller.Options
+	Drain                   draincontroller.Options
 	// UserData, when set, enables the pointer-Ignition Secret controllers.
 	UserData *userdata.Options
 }
@@ -56,6 +58,9 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := render.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("render controller: %w", err)
+	}
+	if err := setupRollout(mgr, opts.Drain); err != nil {
+		return nil, err
 	}
 	if opts.UserData != nil {
 		if err := setupUserData(mgr, *opts.UserData); err != nil {

@@ -118,3 +118,12 @@ func IsManagedUserData(labels map[string]string) bool {
 
 // ManagedUserDataSecretName is the pointer-Ignition Secret mco keeps for pool.
 func ManagedUserDataSecretName(pool string) string { return pool + "-user-data-managed" }
+
+// Boot image management.
+const (
+	// StubIgnitionUpgradedToAnnotation, on a user-data Secret, records the spec version the
+	// boot image controller upgraded its spec 2 pointer config to; StubIgnitionUpgradedAtAnnotation
+	// when (RFC 3339). OpenShift's keys.
+	StubIgnitionUpgradedToAnnotation = prefix + "stub-ignition-upgraded-to"
+	StubIgnitionUpgradedAtAnnotation = prefix + "stub-ignition-upgraded-at"
+)

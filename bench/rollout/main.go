@@ -1,0 +1,272 @@
+// Command rollout measures a rebootless rollout of one pool of simulated nodes through the real
+// `mco controller` process: time from the new target to the pool reporting Updated, API writes
+// the controller process made per node update, and its resident memory.
+//
+//	make bench-rollout            # 1,000 nodes, maxUnavailable 10%
+//	go run ./bench/rollout -nodes 200 -max-unavailable 20%
+//
+// It starts a kube-apiserver and etcd (internal/testenv), runs bin/mco controller against them,
+// and answers for the nodes with nodesim's agent in this process, instantly and without drains
+// (a rebootless change needs none). Writes are counted from the controller's own
+// rest_client_requests_total metric (POST, PUT, PATCH, DELETE), so events and the render
+// controller's few writes are included.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/mco-dev/mco/internal/nodesim"
+	"github.com/mco-dev/mco/internal/poolcondition"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/scheme"
+	"github.com/mco-dev/mco/internal/testenv"
+)
+
+func main() {
+	ctrl.SetLogger(logr.Discard())
+	nodes := flag.Int("nodes", 1000, "simulated nodes in the pool")
+	maxUnavailable := flag.String("max-unavailable", "10%", "the pool's maxUnavailable")
+	flag.Parse()
+	if err := run(*nodes, intstr.Parse(*maxUnavailable)); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-rollout:", err)
+		os.Exit(1)
+	}
+}
+
+func run(nodeCount int, maxUnavailable intstr.IntOrString) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	env, err := testenv.Start()
+	if err != nil {
+		return err
+	}
+	defer env.Stop()
+	c := env.Client
+
+	const role = "worker"
+	if err := c.Create(ctx, fileMC("00-bench", role, "v1")); err != nil {
+		return err
+	}
+	pool := &mcfgv1.MachineConfigPool{
+		ObjectMeta: metav1.ObjectMeta{Name: protocol.WorkerPool},
+		Spec: mcfgv1.MachineConfigPoolSpec{
+			MachineConfigSelector: &metav1.LabelSelector{MatchLabels: map[string]string{protocol.RoleLabel: role}},
+			NodeSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{protocol.WorkerRoleLabel: ""}},
+			MaxUnavailable:        &maxUnavailable,
+		},
+	}
+	if err := c.Create(ctx, pool); err != nil {
+		return err
+	}
+
+	controller, metricsURL, err := startController(ctx, env.KubeconfigPath)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = controller.Process.Kill(); _, _ = controller.Process.Wait() }()
+
+	first, err := waitPool(ctx, c, func(p *mcfgv1.MachineConfigPool) bool { return p.Spec.Configuration.Name != "" })
+	if err != nil {
+		return fmt.Errorf("first render: %w", err)
+	}
+	initial := first.Spec.Configuration.Name
+	start := time.Now()
+	if err := createNodes(ctx, c, nodeCount, initial); err != nil {
+		return err
+	}
+	fmt.Printf("created %d nodes on %s in %v\n", nodeCount, initial, time.Since(start).Round(time.Millisecond))
+	if err := startAgent(ctx, env); err != nil {
+		return err
+	}
+	if _, err := waitPool(ctx, c, updated(initial, nodeCount)); err != nil {
+		return fmt.Errorf("initial Updated: %w", err)
+	}
+
+	writesBefore, err := controllerWrites(metricsURL)
+	if err != nil {
+		return err
+	}
+	if err := c.Create(ctx, fileMC("50-bench-change", role, "v2")); err != nil {
+		return err
+	}
+	second, err := waitPool(ctx, c, func(p *mcfgv1.MachineConfigPool) bool { return p.Spec.Configuration.Name != initial })
+	if err != nil {
+		return fmt.Errorf("second render: %w", err)
+	}
+	targetSeen := time.Now()
+	if _, err := waitPool(ctx, c, updated(second.Spec.Configuration.Name, nodeCount)); err != nil {
+		return fmt.Errorf("rollout: %w", err)
+	}
+	elapsed := time.Since(targetSeen)
+	writesAfter, err := controllerWrites(metricsURL)
+	if err != nil {
+		return err
+	}
+	rss, hwm := memory(controller.Process.Pid)
+	writes := writesAfter - writesBefore
+	fmt.Printf("rollout of %d nodes, maxUnavailable %s, rebootless, instant agent\n", nodeCount, maxUnavailable.String())
+	fmt.Printf("  new target -> pool Updated:     %v\n", elapsed.Round(time.Millisecond))
+	fmt.Printf("  controller writes:              %d (%.2f per node update)\n", writes, float64(writes)/float64(nodeCount))
+	fmt.Printf("  controller RSS after / peak:    %.1f MiB / %.1f MiB\n", rss, hwm)
+	return nil
+}
+
+func fileMC(name, role, content string) *mcfgv1.MachineConfig {
+	return &mcfgv1.MachineConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{protocol.RoleLabel: role}},
+		Spec: mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(fmt.Sprintf(
+			`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/%s","contents":{"source":"data:,%s"},"mode":420}]}}`, name, content))}},
+	}
+}
+
+// startController runs bin/mco controller on a free port and returns its metrics URL.
+func startController(ctx context.Context, kubeconfig string) (*exec.Cmd, string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	bin := filepath.Join(testenv.RepoRoot(), "bin", "mco")
+	cmd := exec.CommandContext(ctx, bin, "controller", "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", addr, "--health-probe-bind-address", "0")
+	logFile, err := os.CreateTemp("", "bench-rollout-controller-*.log")
+	if err != nil {
+		return nil, "", err
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, "", fmt.Errorf("%s (run `make build`): %w", bin, err)
+	}
+	fmt.Printf("controller log: %s\n", logFile.Name())
+	return cmd, "http://" + addr + "/metrics", nil
+}
+
+func createNodes(ctx context.Context, c client.Client, n int, config string) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 16)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			name := fmt.Sprintf("bench-%04d", i)
+			if _, err := nodesim.CreateNode(ctx, c, name, config, map[string]string{protocol.WorkerRoleLabel: ""}); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func startAgent(ctx context.Context, env *testenv.Env) error {
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	agent := &nodesim.Agent{Client: mgr.GetClient(), Workers: 16}
+	if err := agent.SetupWithManager(mgr, "bench-agent"); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil && ctx.Err() == nil {
+			fmt.Fprintln(os.Stderr, "agent:", err)
+		}
+	}()
+	return nil
+}
+
+func waitPool(ctx context.Context, c client.Client, cond func(*mcfgv1.MachineConfigPool) bool) (*mcfgv1.MachineConfigPool, error) {
+	p := &mcfgv1.MachineConfigPool{}
+	for {
+		if err := c.Get(ctx, client.ObjectKey{Name: protocol.WorkerPool}, p); err == nil && cond(p) {
+			return p, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w; last status %+v", ctx.Err(), p.Status)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func updated(config string, n int) func(*mcfgv1.MachineConfigPool) bool {
+	return func(p *mcfgv1.MachineConfigPool) bool {
+		return poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolUpdated) && p.Status.Configuration.Name == config &&
+			int(p.Status.UpdatedMachineCount) == n
+	}
+}
+
+// controllerWrites sums the controller's rest_client_requests_total over mutating methods.
+func controllerWrites(url string) (int, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	total := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		for _, m := range []string{`method="POST"`, `method="PUT"`, `method="PATCH"`, `method="DELETE"`} {
+			if strings.Contains(line, m) {
+				v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+				if err != nil {
+					return 0, err
+				}
+				total += v
+			}
+		}
+	}
+	return int(total), sc.Err()
+}
+
+// memory reads the process's resident set and its peak, in MiB.
+func memory(pid int) (rss, peak float64) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(fields[1], 64)
+		switch fields[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			peak = kb / 1024
+		}
+	}
+	return rss, peak
+}

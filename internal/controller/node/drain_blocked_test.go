@@ -1,0 +1,144 @@
+package node
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/poolcondition"
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// With no kube-controller-manager, nothing computes a PodDisruptionBudget's status; the test
+// writes it, as the disruption controller would, to block and then allow the eviction. With no
+// kubelet, the test marks the pod Running, and an evicted pod disappears only because its grace
+// period is 0.
+func TestDrainBlockedByPodDisruptionBudget(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const role, ns = "pdb", "pdb-app"
+	newPool(t, ctx, role, role, "rendered-pdb-old", nil)
+	nodes := createNodes(t, ctx, role, 1, "rendered-pdb-old", map[string]string{roleLabel(role): ""})
+	waitPool(t, ctx, role, "initial Updated", 30*time.Second, updatedTo("rendered-pdb-old", 1))
+
+	mustCreate(t, ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	mustCreate(t, ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}})
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: ns, Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{
+			NodeName:                      nodes[0],
+			TerminationGracePeriodSeconds: ptrTo(int64(0)),
+			Containers:                    []corev1.Container{{Name: "web", Image: "example.com/web:1"}},
+		},
+	}
+	mustCreate(t, ctx, pod)
+	// Evictions ignore budgets for Pending pods, and only a kubelet would make it Running.
+	pod.Status.Phase = corev1.PodRunning
+	if err := k8sClient.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-pdb", Namespace: ns},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptrTo(intstr.FromInt32(1)),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		},
+	}
+	mustCreate(t, ctx, pdb)
+	setBudget(t, ctx, pdb, 0)
+
+	setTarget(t, ctx, role, "rendered-pdb-new")
+	p := waitPool(t, ctx, role, "DrainBlocked naming the pod and the budget", 30*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
+		return poolcondition.IsTrue(&p.Status, poolcondition.DrainBlocked)
+	})
+	msg := poolcondition.Get(&p.Status, poolcondition.DrainBlocked).Message
+	for _, want := range []string{"node " + nodes[0], "pod pdb-app/web-0", "PodDisruptionBudget pdb-app/web-pdb"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("DrainBlocked message %q does not name %q", msg, want)
+		}
+	}
+	if poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolDegraded) {
+		t.Errorf("a drain waiting on a budget made the pool Degraded: %+v", p.Status.Conditions)
+	}
+	if !getNode(t, ctx, nodes[0]).Spec.Unschedulable {
+		t.Error("node is not cordoned during its drain")
+	}
+	waitNodeEvent(t, ctx, nodes[0], "DrainBlocked", "PodDisruptionBudget pdb-app/web-pdb")
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); err != nil {
+		t.Fatalf("the pod protected by the budget is gone: %v", err)
+	}
+
+	setBudget(t, ctx, pdb, 1)
+	p = waitPool(t, ctx, role, "rollout once the budget allows the eviction", 30*time.Second, updatedTo("rendered-pdb-new", 1))
+	if c := poolcondition.Get(&p.Status, poolcondition.DrainBlocked); c == nil || c.Status != corev1.ConditionFalse {
+		t.Errorf("DrainBlocked did not clear: %+v", c)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("pod still exists after the drain: %v", err)
+	}
+	n := getNode(t, ctx, nodes[0])
+	for _, k := range []string{protocol.DrainStartedAtAnnotation, protocol.DrainBlockedAnnotation} {
+		if v, ok := n.Annotations[k]; ok {
+			t.Errorf("%s=%q left on the node after the drain", k, v)
+		}
+	}
+}
+
+func mustCreate(t *testing.T, ctx context.Context, obj client.Object) {
+	t.Helper()
+	if err := k8sClient.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setBudget writes the budget's status as the disruption controller would.
+func setBudget(t *testing.T, ctx context.Context, pdb *policyv1.PodDisruptionBudget, allowed int32) {
+	t.Helper()
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pdb), pdb); err != nil {
+		t.Fatal(err)
+	}
+	pdb.Status = policyv1.PodDisruptionBudgetStatus{
+		ObservedGeneration: pdb.Generation,
+		DisruptionsAllowed: allowed,
+		CurrentHealthy:     1 + allowed,
+		DesiredHealthy:     1,
+		ExpectedPods:       1,
+	}
+	if allowed == 0 {
+		// Fewer healthy than desired, so even a not-Ready pod (there is no kubelet to make it
+		// Ready) is protected.
+		pdb.Status.CurrentHealthy = 0
+	}
+	if err := k8sClient.Status().Update(ctx, pdb); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitNodeEvent(t *testing.T, ctx context.Context, node, reason, contains string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var events corev1.EventList
+		if err := k8sClient.List(ctx, &events, client.MatchingFields{"involvedObject.name": node}); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range events.Items {
+			if e.Reason == reason && strings.Contains(e.Message, contains) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s event mentioning %q on node %s: %+v", reason, contains, node, events.Items)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

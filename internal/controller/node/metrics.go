@@ -1,0 +1,40 @@
+package node
+
+import (
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// The pool gauges OpenShift's dashboards and alerts read, labelled by pool.
+var (
+	machineCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mco_machine_count", Help: "Nodes managed by the pool.",
+	}, []string{"pool"})
+	updatedMachineCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mco_updated_machine_count", Help: "Nodes of the pool running its target config.",
+	}, []string{"pool"})
+	degradedMachineCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mco_degraded_machine_count", Help: "Nodes of the pool whose agent reports Degraded or Unreconcilable.",
+	}, []string{"pool"})
+	unavailableMachineCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mco_unavailable_machine_count", Help: "Nodes of the pool that are not Ready, cordoned, updating or failing.",
+	}, []string{"pool"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount)
+}
+
+func recordPoolMetrics(pool string, st mcfgv1.MachineConfigPoolStatus) {
+	machineCount.WithLabelValues(pool).Set(float64(st.MachineCount))
+	updatedMachineCount.WithLabelValues(pool).Set(float64(st.UpdatedMachineCount))
+	degradedMachineCount.WithLabelValues(pool).Set(float64(st.DegradedMachineCount))
+	unavailableMachineCount.WithLabelValues(pool).Set(float64(st.UnavailableMachineCount))
+}
+
+func forgetPoolMetrics(pool string) {
+	for _, g := range []*prometheus.GaugeVec{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount} {
+		g.DeleteLabelValues(pool)
+	}
+}

@@ -1,0 +1,146 @@
+package node
+
+import (
+	"context"
+	"sync"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/mco-dev/mco/internal/rollout"
+)
+
+// Event reasons this controller emits.
+const (
+	ReasonSetDesiredConfig  = "SetDesiredConfig"
+	ReasonCompleted         = "Completed"
+	ReasonMultiplePools     = "MultipleCustomPools"
+	ReasonInvalidPoolConfig = "InvalidPoolConfiguration"
+)
+
+// Reconciler rolls one pool per reconcile.
+type Reconciler struct {
+	Client   client.Client
+	Recorder record.EventRecorder
+
+	pending *pendingWrites
+	// reported remembers warnings already emitted (key → message), so events mark transitions
+	// instead of repeating on every reconcile.
+	reportedMu sync.Mutex
+	reported   map[string]string
+}
+
+// SetupWithManager registers the controller. Pools are keyed by name; a pool's spec change
+// requeues every pool (a new or changed nodeSelector moves nodes between pools), and a node
+// change requeues the pools selecting it before and after the change.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.pending = newPendingWrites()
+	r.reported = map[string]string{}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("node").
+		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allPools),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Node{}, r.nodeHandler(), builder.WithPredicates(relevantNodeChange)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
+		Complete(r)
+}
+
+// Reconcile decides the pool's next step and writes it.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pool := &mcfgv1.MachineConfigPool{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			forgetPoolMetrics(req.Name)
+		}
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	members, err := r.members(ctx, pool)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	d := rollout.Decide(rollout.Input{Pool: pool, Nodes: members, Now: metav1.Now()})
+	for _, problem := range d.Problems {
+		r.warnOnce(pool, "pool/"+pool.Name, ReasonInvalidPoolConfig, problem)
+	}
+	recordPoolMetrics(pool.Name, d.Status)
+	nodesErr := r.writeNodes(ctx, pool, members, d)
+	if err := r.writeStatus(ctx, pool, d); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, nodesErr
+}
+
+// members lists the pool's managed nodes from the cache, as this controller last wrote them,
+// and reports nodes the pool shares with another custom pool.
+func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool) ([]*corev1.Node, error) {
+	var poolList mcfgv1.MachineConfigPoolList
+	var nodeList corev1.NodeList
+	if err := r.Client.List(ctx, &poolList); err != nil {
+		return nil, err
+	}
+	if err := r.Client.List(ctx, &nodeList); err != nil {
+		return nil, err
+	}
+	pools := make([]*mcfgv1.MachineConfigPool, len(poolList.Items))
+	for i := range poolList.Items {
+		pools[i] = &poolList.Items[i]
+	}
+	nodes := make([]*corev1.Node, len(nodeList.Items))
+	exists := make(map[string]bool, len(nodeList.Items))
+	for i := range nodeList.Items {
+		nodes[i] = &nodeList.Items[i]
+		exists[nodes[i].Name] = true
+	}
+	r.pending.forgetMissing(func(name string) bool { return exists[name] })
+	members, ambiguous := rollout.Members(pool, pools, nodes)
+	for _, amb := range ambiguous {
+		for _, n := range nodes {
+			if n.Name == amb.Node {
+				r.warnOnce(n, "node/"+n.Name, ReasonMultiplePools, amb.Error())
+			}
+		}
+	}
+	for _, n := range members {
+		r.forgetWarning("node/" + n.Name)
+	}
+	return r.pending.overlay(members), nil
+}
+
+// warnOnce emits a Warning event unless the same message was already emitted for key.
+func (r *Reconciler) warnOnce(obj client.Object, key, reason, message string) {
+	r.reportedMu.Lock()
+	seen := r.reported[key] == message
+	r.reported[key] = message
+	r.reportedMu.Unlock()
+	if !seen {
+		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, message)
+	}
+}
+
+func (r *Reconciler) forgetWarning(key string) {
+	r.reportedMu.Lock()
+	delete(r.reported, key)
+	r.reportedMu.Unlock()
+}
+
+func (r *Reconciler) allPools(ctx context.Context, _ client.Object) []reconcile.Request {
+	var pools mcfgv1.MachineConfigPoolList
+	if err := r.Client.List(ctx, &pools); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing pools")
+		return nil
+	}
+	reqs := make([]reconcile.Request, len(pools.Items))
+	for i, p := range pools.Items {
+		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: p.Name}}
+	}
+	return reqs
+}

@@ -1,0 +1,106 @@
+package node
+
+import (
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// owned are the node fields this controller writes.
+type owned struct {
+	desired string
+	tainted bool
+}
+
+func ownedOf(n *corev1.Node) owned {
+	return owned{desired: n.Annotations[protocol.DesiredConfigAnnotation], tainted: hasUpdateTaint(n)}
+}
+
+// write is what this controller last wrote to a node and the resourceVersion the write produced.
+type write struct {
+	fields          owned
+	resourceVersion string
+}
+
+// pendingWrites remembers, per node, the owned fields of writes the cache has not shown yet.
+// Resource versions of one resource are comparable integers (KEP-5504), so a cached node older
+// than the write is stale, and one at or past it has caught up (even if someone else changed
+// the fields since, which then counts).
+type pendingWrites struct {
+	mu     sync.Mutex
+	byNode map[string]write
+}
+
+func newPendingWrites() *pendingWrites { return &pendingWrites{byNode: map[string]write{}} }
+
+func (p *pendingWrites) record(node string, o owned, resourceVersion string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.byNode[node] = write{fields: o, resourceVersion: resourceVersion}
+}
+
+// overlay returns nodes as this controller last wrote them: cached nodes older than a write get
+// a copy with the written fields; entries the cache has caught up with are forgotten.
+func (p *pendingWrites) overlay(nodes []*corev1.Node) []*corev1.Node {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]*corev1.Node, len(nodes))
+	for i, n := range nodes {
+		out[i] = n
+		w, ok := p.byNode[n.Name]
+		if !ok {
+			continue
+		}
+		if cmp, err := resourceversion.CompareResourceVersion(n.ResourceVersion, w.resourceVersion); err != nil || cmp >= 0 {
+			delete(p.byNode, n.Name)
+			continue
+		}
+		out[i] = withOwned(n, w.fields)
+	}
+	return out
+}
+
+// forgetMissing drops entries of nodes that no longer exist.
+func (p *pendingWrites) forgetMissing(exists func(string) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name := range p.byNode {
+		if !exists(name) {
+			delete(p.byNode, name)
+		}
+	}
+}
+
+// withOwned returns a copy of n with the owned fields set to o.
+func withOwned(n *corev1.Node, o owned) *corev1.Node {
+	c := n.DeepCopy()
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[protocol.DesiredConfigAnnotation] = o.desired
+	var taints []corev1.Taint
+	for _, t := range c.Spec.Taints {
+		if t.Key != protocol.UpdateInProgressTaintKey {
+			taints = append(taints, t)
+		}
+	}
+	if o.tainted {
+		taints = append(taints, updateTaint)
+	}
+	c.Spec.Taints = taints
+	return c
+}
+
+var updateTaint = corev1.Taint{Key: protocol.UpdateInProgressTaintKey, Effect: corev1.TaintEffectPreferNoSchedule}
+
+func hasUpdateTaint(n *corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == protocol.UpdateInProgressTaintKey && t.Effect == corev1.TaintEffectPreferNoSchedule {
+			return true
+		}
+	}
+	return false
+}

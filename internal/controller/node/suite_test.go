@@ -1,0 +1,97 @@
+package node
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/mco-dev/mco/internal/controller/drain"
+	"github.com/mco-dev/mco/internal/nodesim"
+	"github.com/mco-dev/mco/internal/scheme"
+	"github.com/mco-dev/mco/internal/testenv"
+)
+
+// The integration tests share one control plane, one manager running the node and drain
+// controllers, and one simulated agent (in a manager of its own) answering for every node
+// labelled nodesim.SimulatedLabel. Each test uses its own pool and node role label.
+var (
+	env       *testenv.Env
+	k8sClient client.Client
+	agent     *nodesim.Agent
+)
+
+// testDrainThreshold is short so the blocked-drain report shows up within a test.
+const testDrainThreshold = 2 * time.Second
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("node controller integration tests need a control plane; skipped by -short")
+		os.Exit(0)
+	}
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	var err error
+	if env, err = testenv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer env.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := startControllers(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	k8sClient = env.Client
+	return m.Run()
+}
+
+func startControllers(ctx context.Context) error {
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		return err
+	}
+	if err := (&Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("node-test")}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	drainer := &drain.Reconciler{Client: mgr.GetClient(), Kube: kube, Recorder: mgr.GetEventRecorderFor("drain-test"),
+		Options: drain.Options{BlockedThreshold: testDrainThreshold}}
+	if err := drainer.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	agentMgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptrTo(true)}})
+	if err != nil {
+		return err
+	}
+	agent = &nodesim.Agent{Client: agentMgr.GetClient(), Drain: true}
+	if err := agent.SetupWithManager(agentMgr, "nodesim-agent"); err != nil {
+		return err
+	}
+	for _, m := range []ctrl.Manager{mgr, agentMgr} {
+		go func() {
+			if err := m.Start(ctx); err != nil {
+				fmt.Fprintln(os.Stderr, "manager:", err)
+			}
+		}()
+	}
+	return nil
+}
+
+func ptrTo[T any](v T) *T { return &v }

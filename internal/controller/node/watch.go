@@ -1,0 +1,87 @@
+package node
+
+import (
+	"context"
+	"maps"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollout"
+)
+
+// nodeHandler enqueues the pools whose nodeSelector matches a node before or after a change,
+// so the pool a node leaves is recounted as well as the one it joins.
+func (r *Reconciler) nodeHandler() handler.EventHandler {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], nodes ...client.Object) {
+		var pools mcfgv1.MachineConfigPoolList
+		if err := r.Client.List(ctx, &pools); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing pools for a node event")
+			return
+		}
+		for i := range pools.Items {
+			for _, obj := range nodes {
+				if n, ok := obj.(*corev1.Node); ok && rollout.Selects(&pools.Items[i], n) {
+					q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: pools.Items[i].Name}})
+					break
+				}
+			}
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+	}
+}
+
+// relevantNodeChange drops node updates that cannot change a decision or a count: kubelet
+// heartbeats, image lists, resource versions of unrelated annotations.
+var relevantNodeChange = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*corev1.Node)
+		cur, okNew := e.ObjectNew.(*corev1.Node)
+		if !okOld || !okNew {
+			return true
+		}
+		return !maps.Equal(old.Labels, cur.Labels) ||
+			!maps.Equal(protocolAnnotations(old), protocolAnnotations(cur)) ||
+			old.Spec.Unschedulable != cur.Spec.Unschedulable ||
+			!equality.Semantic.DeepEqual(old.Spec.Taints, cur.Spec.Taints) ||
+			rollout.Ready(old) != rollout.Ready(cur)
+	},
+}
+
+// watchedAnnotations are the annotations the decision and the status read.
+var watchedAnnotations = []string{
+	protocol.CurrentConfigAnnotation,
+	protocol.DesiredConfigAnnotation,
+	protocol.StateAnnotation,
+	protocol.ReasonAnnotation,
+	protocol.DrainBlockedAnnotation,
+}
+
+func protocolAnnotations(n *corev1.Node) map[string]string {
+	out := make(map[string]string, len(watchedAnnotations))
+	for _, k := range watchedAnnotations {
+		if v, ok := n.Annotations[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}

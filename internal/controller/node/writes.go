@@ -1,0 +1,107 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/rollout"
+)
+
+// parallelNodeWrites bounds concurrent node patches: a new target taints every node of a pool
+// at once, and a thousand sequential round trips would dominate the rollout time.
+const parallelNodeWrites = 16
+
+// writeNodes patches each member whose desiredConfig or UpdateInProgress taint differs from the
+// decision. Strategic merge patches touch only those fields, so they never conflict with the
+// agent writing its own annotations on the same node.
+func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node, d rollout.Decision) error {
+	next := make(map[string]bool, len(d.Next))
+	for _, name := range d.Next {
+		next[name] = true
+	}
+	var todo []*corev1.Node
+	var wants []owned
+	for _, n := range members {
+		want := ownedOf(n)
+		if next[n.Name] {
+			want.desired = d.Target
+		}
+		want.tainted = rollout.WantsTaint(withOwned(n, want), d.Target)
+		if want != ownedOf(n) {
+			todo, wants = append(todo, n), append(wants, want)
+		}
+	}
+
+	var mu sync.Mutex
+	var errs []error
+	var targeted []string
+	sem := make(chan struct{}, parallelNodeWrites)
+	var wg sync.WaitGroup
+	for i, n := range todo {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			patched := withOwned(n, wants[i])
+			err := r.Client.Patch(ctx, patched, client.StrategicMergeFrom(n))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case apierrors.IsNotFound(err): // deleted meanwhile; its delete event requeues the pool
+			case err != nil:
+				errs = append(errs, fmt.Errorf("node %s: %w", n.Name, err))
+			case next[n.Name]:
+				targeted = append(targeted, n.Name)
+			}
+			if err == nil {
+				r.pending.record(n.Name, wants[i], patched.ResourceVersion)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(targeted) > 0 {
+		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonSetDesiredConfig, "Targeted %s to MachineConfig %s", nodeList(targeted), d.Target)
+	}
+	return errors.Join(errs...)
+}
+
+// nodeList names the nodes a batch targeted; one event per batch instead of one per node keeps
+// events from doubling the writes of a large rollout.
+func nodeList(names []string) string {
+	const shown = 10
+	if len(names) == 1 {
+		return "node " + names[0]
+	}
+	s := fmt.Sprintf("%d nodes: %s", len(names), strings.Join(names[:min(len(names), shown)], ", "))
+	if len(names) > shown {
+		s += ", ..."
+	}
+	return s
+}
+
+// writeStatus patches the pool's status if the decision changed it. The optimistic lock makes a
+// concurrent RenderDegraded write by the render controller a conflict (and a requeue) instead of
+// a lost condition.
+func (r *Reconciler) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, d rollout.Decision) error {
+	if equality.Semantic.DeepEqual(pool.Status, d.Status) {
+		return nil
+	}
+	before := pool.DeepCopy()
+	pool.Status = d.Status
+	if err := r.Client.Status().Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("pool %s status: %w", pool.Name, err)
+	}
+	if d.Completed {
+		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonCompleted, "All %d nodes are updated with MachineConfig %s", d.Status.MachineCount, d.Target)
+	}
+	return nil
+}

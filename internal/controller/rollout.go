@@ -1,0 +1,37 @@
+package controller
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/kubernetes"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	draincontroller "github.com/mco-dev/mco/internal/controller/drain"
+	nodecontroller "github.com/mco-dev/mco/internal/controller/node"
+)
+
+// setupRollout registers the two controllers that move nodes between configs: the node
+// controller (which nodes, pool status) and the drain controller (cordon, evict, uncordon).
+func setupRollout(mgr ctrl.Manager, drainOpts draincontroller.Options) error {
+	node := &nodecontroller.Reconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorderFor("mco-node-controller"),
+	}
+	if err := node.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("node controller: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("drain controller client: %w", err)
+	}
+	drain := &draincontroller.Reconciler{
+		Client:   mgr.GetClient(),
+		Kube:     kube,
+		Recorder: mgr.GetEventRecorderFor("mco-drain-controller"),
+		Options:  drainOpts,
+	}
+	if err := drain.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("drain controller: %w", err)
+	}
+	return nil
+}

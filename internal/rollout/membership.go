@@ -1,0 +1,102 @@
+package rollout
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// OSLabel is the well-known node label naming its operating system; Windows nodes have no
+// agent, so mco never manages them.
+const OSLabel = "kubernetes.io/os"
+
+// AmbiguousPoolError says a node is selected by more than one custom pool, so no pool manages
+// it until an admin fixes the labels.
+type AmbiguousPoolError struct {
+	Node  string
+	Pools []string
+}
+
+func (e *AmbiguousPoolError) Error() string {
+	return fmt.Sprintf("node %s belongs to %d custom pools (%s); a node may be in at most one custom pool, so it is not managed",
+		e.Node, len(e.Pools), strings.Join(e.Pools, ", "))
+}
+
+// builtIn pools may overlap with a custom pool: custom pools inherit worker, and master always
+// wins (custom pools on control-plane nodes are unsupported).
+func builtIn(pool string) bool {
+	return pool == protocol.MasterPool || pool == protocol.WorkerPool || pool == protocol.ArbiterPool
+}
+
+// Selects reports whether the pool's nodeSelector matches the node. A nil or empty selector
+// selects nothing: an accidental `{}` must not put every node of the cluster in one pool.
+func Selects(pool *mcfgv1.MachineConfigPool, node *corev1.Node) bool {
+	if pool.Spec.NodeSelector == nil {
+		return false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(pool.Spec.NodeSelector)
+	if err != nil || sel.Empty() {
+		return false
+	}
+	return sel.Matches(labels.Set(node.Labels))
+}
+
+// PrimaryPool names the one pool that manages node, or "" when none does. The rules, in order:
+// Windows nodes are never managed; master wins over everything; two or more custom pools are
+// an error (the node is left alone); one custom pool wins over worker; then worker, arbiter.
+func PrimaryPool(node *corev1.Node, pools []*mcfgv1.MachineConfigPool) (string, error) {
+	if node.Labels[OSLabel] == "windows" {
+		return "", nil
+	}
+	var matched, custom []string
+	for _, p := range pools {
+		if !Selects(p, node) {
+			continue
+		}
+		matched = append(matched, p.Name)
+		if !builtIn(p.Name) {
+			custom = append(custom, p.Name)
+		}
+	}
+	switch {
+	case slices.Contains(matched, protocol.MasterPool):
+		return protocol.MasterPool, nil
+	case len(custom) > 1:
+		slices.Sort(custom)
+		return "", &AmbiguousPoolError{Node: node.Name, Pools: custom}
+	case len(custom) == 1:
+		return custom[0], nil
+	case slices.Contains(matched, protocol.WorkerPool):
+		return protocol.WorkerPool, nil
+	case slices.Contains(matched, protocol.ArbiterPool):
+		return protocol.ArbiterPool, nil
+	}
+	return "", nil
+}
+
+// Members returns the managed nodes whose primary pool is pool, and the nodes that pool would
+// share with another custom pool (so they are left unmanaged and reported).
+func Members(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool, nodes []*corev1.Node) ([]*corev1.Node, []*AmbiguousPoolError) {
+	var members []*corev1.Node
+	var ambiguous []*AmbiguousPoolError
+	for _, n := range nodes {
+		primary, err := PrimaryPool(n, pools)
+		if amb, ok := err.(*AmbiguousPoolError); ok {
+			if slices.Contains(amb.Pools, pool.Name) {
+				ambiguous = append(ambiguous, amb)
+			}
+			continue
+		}
+		if primary == pool.Name && Managed(n) {
+			members = append(members, n)
+		}
+	}
+	return members, ambiguous
+}

@@ -1,0 +1,69 @@
+package rollout
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// The predicates below read one node's annotations and conditions. They are the vocabulary of
+// the counts and of the capacity rule, so each says precisely what it means.
+
+// Managed reports whether the agent has ever reported the node's config. Until then the node is
+// still joining: it is neither counted nor targeted.
+func Managed(n *corev1.Node) bool { return n.Annotations[protocol.CurrentConfigAnnotation] != "" }
+
+func current(n *corev1.Node) string { return n.Annotations[protocol.CurrentConfigAnnotation] }
+func desired(n *corev1.Node) string { return n.Annotations[protocol.DesiredConfigAnnotation] }
+func state(n *corev1.Node) protocol.NodeState {
+	if s := protocol.NodeState(n.Annotations[protocol.StateAnnotation]); s != "" {
+		return s
+	}
+	return protocol.NodeDone
+}
+
+// Ready is the scheduler's view: Ready=True, no disk pressure, network available, and not
+// cordoned. A cordoned node counts as unavailable even when the kubelet is healthy.
+func Ready(n *corev1.Node) bool {
+	if n.Spec.Unschedulable {
+		return false
+	}
+	ready := false
+	for _, c := range n.Status.Conditions {
+		switch c.Type {
+		case corev1.NodeReady:
+			ready = c.Status == corev1.ConditionTrue
+		case corev1.NodeDiskPressure, corev1.NodeNetworkUnavailable:
+			if c.Status == corev1.ConditionTrue {
+				return false
+			}
+		}
+	}
+	return ready
+}
+
+// Done: the agent reports the node is in the config it was asked for and has nothing to do.
+func Done(n *corev1.Node) bool {
+	return current(n) != "" && current(n) == desired(n) && state(n) == protocol.NodeDone
+}
+
+// Degraded: the agent reports an error, whatever config it was working on.
+func Degraded(n *corev1.Node) bool {
+	s := state(n)
+	return s == protocol.NodeDegraded || s == protocol.NodeUnreconcilable
+}
+
+// Failing: the agent gave up moving the node to its desired config.
+func Failing(n *corev1.Node) bool { return current(n) != desired(n) && Degraded(n) }
+
+// Unavailable is the definition pool status reports and the rollout limit bounds: not Ready
+// (which includes cordoned) or not Done (updating or failing).
+func Unavailable(n *corev1.Node) bool { return !Ready(n) || !Done(n) }
+
+// UpdatedTo: Done and asked for target, so running it.
+func UpdatedTo(n *corev1.Node, target string) bool { return Done(n) && desired(n) == target }
+
+// WantsTaint reports whether the node should carry UpdateInProgress:PreferNoSchedule: its
+// desired config is behind the pool's target, so it will be drained and changed soon and new
+// pods are better placed elsewhere.
+func WantsTaint(n *corev1.Node, target string) bool { return target != "" && desired(n) != target }
