@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -59,11 +60,25 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 	if err != nil {
 		return fmt.Errorf("provisioning %s: %w (see %s)", name, err, logPath)
 	}
+	if err := firstBoot(ctx, root); err != nil {
+		return fmt.Errorf("first boot of %s: %w", name, err)
+	}
 	if err := registerNode(ctx, c, name, pool); err != nil {
 		return err
 	}
 	return s.start(dir, "daemon-"+name, mco, "daemon", "--node", name, "--root", root,
 		"--kubeconfig", filepath.Join(dir, "kubeconfig"), "--metrics-bind-address", "0", "--simulated-reboot")
+}
+
+// firstBoot does what systemd does when a provisioned machine first boots: Ignition records unit
+// enablement as presets, and systemd applies them, creating the enablement symlinks the agent
+// later verifies.
+func firstBoot(ctx context.Context, root string) error {
+	out, err := exec.CommandContext(ctx, "systemctl", "--root="+root, "preset-all").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("systemctl --root %s preset-all: %w: %s", root, err, out)
+	}
+	return nil
 }
 
 // waitPointer returns the pool's managed pointer config once the user-data controller wrote it.

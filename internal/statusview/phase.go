@@ -1,0 +1,47 @@
+package statusview
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// Phase is where a node stands in a rollout, as read from the annotation protocol.
+type Phase string
+
+const (
+	PhaseWaiting   Phase = "waiting"   // not yet targeted at the pool's config
+	PhaseQueued    Phase = "queued"    // targeted; the agent has not started
+	PhaseDraining  Phase = "draining"  // the agent asked for a drain, not yet done
+	PhaseCordoned  Phase = "cordoned"  // drained; the agent is about to apply
+	PhaseApplying  Phase = "applying"  // the agent is writing the new config
+	PhaseRebooting Phase = "rebooting" // a reboot is queued or under way
+	PhaseDone      Phase = "done"      // on the pool's config
+	PhaseDegraded  Phase = "degraded"  // the agent reported an error
+)
+
+// NodePhase reads node's phase relative to the pool's target config.
+func NodePhase(n *corev1.Node, target string) Phase {
+	a := n.Annotations
+	current, desired := a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation]
+	state := protocol.NodeState(a[protocol.StateAnnotation])
+	drainRequest, lastDrain := a[protocol.DesiredDrainAnnotation], a[protocol.LastAppliedDrainAnnotation]
+	switch {
+	case state == protocol.NodeDegraded || state == protocol.NodeUnreconcilable:
+		return PhaseDegraded
+	case a[protocol.PostConfigActionAnnotation] == "Rebooting":
+		return PhaseRebooting
+	case current == target && desired == target && (state == protocol.NodeDone || state == ""):
+		return PhaseDone
+	case desired != target:
+		return PhaseWaiting
+	case drainRequest == protocol.DrainRequest(desired) && lastDrain != drainRequest:
+		return PhaseDraining
+	case drainRequest == protocol.DrainRequest(desired):
+		return PhaseCordoned
+	case state == protocol.NodeWorking:
+		return PhaseApplying
+	default:
+		return PhaseQueued
+	}
+}

@@ -1,0 +1,112 @@
+package statusview
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mco-dev/mco/internal/poolcondition"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollout"
+)
+
+// PoolRow is one line of the pools table.
+type PoolRow struct {
+	Name, Target, Current                           string
+	Machines, Updated, Ready, Unavailable, Degraded int32
+	Paused                                          bool
+	// Conditions lists the conditions that are True, e.g. "Updated" or "Degraded: <message>".
+	Conditions []string
+}
+
+// NodeRow is one line of the nodes table.
+type NodeRow struct {
+	Name, Pool, Current, Desired, State, Reason string
+	Phase                                       Phase
+}
+
+// Pools summarises each pool's status, sorted by name.
+func Pools(pools []mcfgv1.MachineConfigPool) []PoolRow {
+	rows := make([]PoolRow, 0, len(pools))
+	for _, p := range pools {
+		st := p.Status
+		row := PoolRow{
+			Name: p.Name, Target: p.Spec.Configuration.Name, Current: st.Configuration.Name, Paused: p.Spec.Paused,
+			Machines: st.MachineCount, Updated: st.UpdatedMachineCount, Ready: st.ReadyMachineCount,
+			Unavailable: st.UnavailableMachineCount, Degraded: st.DegradedMachineCount,
+		}
+		for _, c := range st.Conditions {
+			if c.Status != corev1.ConditionTrue {
+				continue
+			}
+			if c.Message != "" && c.Type != mcfgv1.MachineConfigPoolUpdated {
+				row.Conditions = append(row.Conditions, fmt.Sprintf("%s: %s", c.Type, c.Message))
+			} else {
+				row.Conditions = append(row.Conditions, string(c.Type))
+			}
+		}
+		rows = append(rows, row)
+	}
+	slices.SortFunc(rows, func(a, b PoolRow) int { return cmp.Compare(a.Name, b.Name) })
+	return rows
+}
+
+// Nodes lists every node with the pool it belongs to (the same rule the node controller uses)
+// and its phase towards that pool's target, sorted by pool then name.
+func Nodes(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []NodeRow {
+	poolPtrs := make([]*mcfgv1.MachineConfigPool, len(pools))
+	targets := map[string]string{}
+	for i := range pools {
+		poolPtrs[i] = &pools[i]
+		targets[pools[i].Name] = pools[i].Spec.Configuration.Name
+	}
+	rows := make([]NodeRow, 0, len(nodes))
+	for i := range nodes {
+		n := &nodes[i]
+		a := n.Annotations
+		pool, err := rollout.PrimaryPool(n, poolPtrs)
+		if err != nil {
+			pool = "(" + err.Error() + ")"
+		}
+		row := NodeRow{
+			Name: n.Name, Pool: pool, Current: a[protocol.CurrentConfigAnnotation], Desired: a[protocol.DesiredConfigAnnotation],
+			State: a[protocol.StateAnnotation], Reason: firstLine(a[protocol.ReasonAnnotation]),
+		}
+		if target, ok := targets[pool]; ok {
+			row.Phase = NodePhase(n, target)
+		}
+		rows = append(rows, row)
+	}
+	slices.SortFunc(rows, func(a, b NodeRow) int { return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Name, b.Name)) })
+	return rows
+}
+
+// Outcome is how a rollout stands: still going, finished, or stuck.
+type Outcome int
+
+const (
+	InProgress Outcome = iota
+	Complete
+	Failed
+)
+
+// PoolOutcome: Complete when the pool reports Updated on its target, Failed when Degraded.
+func PoolOutcome(p *mcfgv1.MachineConfigPool) Outcome {
+	switch {
+	case poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolDegraded):
+		return Failed
+	case p.Spec.Configuration.Name != "" && p.Status.Configuration.Name == p.Spec.Configuration.Name &&
+		poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolUpdated):
+		return Complete
+	}
+	return InProgress
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

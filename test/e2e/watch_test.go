@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/mco-dev/mco/internal/rollout"
+)
+
+// unavailabilityWatcher watches Nodes on its own connection, independent of every controller,
+// and records the most nodes that were ever unavailable at the same moment.
+type unavailabilityWatcher struct {
+	mu    sync.Mutex
+	nodes map[string]*corev1.Node
+	max   int
+	worst []string
+}
+
+func watchUnavailable(t *testing.T, ctx context.Context, cfg *rest.Config, selector string) *unavailabilityWatcher {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uw := &unavailabilityWatcher{nodes: map[string]*corev1.Node{}}
+	go func() {
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			n, ok := ev.Object.(*corev1.Node)
+			if !ok {
+				continue
+			}
+			uw.observe(ev.Type, n)
+		}
+	}()
+	return uw
+}
+
+func (uw *unavailabilityWatcher) observe(kind watch.EventType, n *corev1.Node) {
+	uw.mu.Lock()
+	defer uw.mu.Unlock()
+	if kind == watch.Deleted {
+		delete(uw.nodes, n.Name)
+		return
+	}
+	uw.nodes[n.Name] = n
+	var unavailable []string
+	for name, node := range uw.nodes {
+		if rollout.Managed(node) && rollout.Unavailable(node) {
+			unavailable = append(unavailable, name)
+		}
+	}
+	if len(unavailable) > uw.max {
+		uw.max, uw.worst = len(unavailable), unavailable
+	}
+}
+
+// reset forgets the maximum, keeping the nodes' current state.
+func (uw *unavailabilityWatcher) reset() {
+	uw.mu.Lock()
+	defer uw.mu.Unlock()
+	uw.max, uw.worst = 0, nil
+}
+
+func (uw *unavailabilityWatcher) maxUnavailable() (int, []string) {
+	uw.mu.Lock()
+	defer uw.mu.Unlock()
+	return uw.max, uw.worst
+}
