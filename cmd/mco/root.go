@@ -39,5 +39,8 @@ serves it to new machines as Ignition, and rolls it onto existing nodes safely.`
 	root.AddCommand(newRenderCommand(), newValidateCommand())
 	root.AddCommand(newServerCommand())
 	root.AddCommand(newControllerCommand())
+	root.AddCommand(newDaemonCommand())
+	root.AddCommand(newDevCommand())
+	root.AddCommand(newStatusCommand(), newRolloutCommand())
 	return root
 }

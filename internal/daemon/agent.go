@@ -1,0 +1,144 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/rest"
+
+	"github.com/mco-dev/mco/internal/daemon/apply"
+	"github.com/mco-dev/mco/internal/daemon/noderoot"
+	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/daemon/reboot"
+	"github.com/mco-dev/mco/internal/daemon/systemd"
+)
+
+// Options configure one agent.
+type Options struct {
+	NodeName string
+	// Root is where the node's root file system is mounted ("/" on the host).
+	Root string
+	// DriftInterval is the period of the stat-based drift check between file events.
+	DriftInterval time.Duration
+	// DrainTimeout bounds the wait for the drain controller before reporting Degraded.
+	DrainTimeout time.Duration
+	// Rebooter, Systemd and OS default to the real ones for Root.
+	Rebooter reboot.Rebooter
+	Systemd  systemd.Manager
+	OS       osimage.Backend
+	// Metrics, when set, receives the agent's Prometheus series.
+	Metrics prometheus.Registerer
+	Log     *slog.Logger
+}
+
+func (o *Options) defaults(root *noderoot.Root) {
+	if o.DriftInterval == 0 {
+		o.DriftInterval = 30 * time.Second
+	}
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = time.Hour
+	}
+	if o.Systemd == nil {
+		o.Systemd = systemd.New(o.Root)
+	}
+	if o.Rebooter == nil {
+		o.Rebooter = reboot.Systemd{Root: o.Root, Run: systemd.ExecRunner}
+	}
+	if o.OS == nil {
+		o.OS = osimage.Detect(o.Root, func(p string) bool { ok, _ := root.Exists(p); return ok }, systemd.ExecRunner)
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+}
+
+// Agent is one node's agent. Its fields are the collaborators; what it learns while running
+// (the drift monitor, a pending drain or reboot) lives in session.
+type Agent struct {
+	opts    Options
+	root    *noderoot.Root
+	applier *apply.Applier
+	kube    *cluster
+	metrics *metrics
+	wake    chan struct{}
+	s       session
+}
+
+// Run starts the agent and blocks until ctx ends.
+func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	if opts.NodeName == "" {
+		return errors.New("the node name is required")
+	}
+	if opts.Root == "" {
+		opts.Root = "/"
+	}
+	root, err := noderoot.Open(opts.Root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	opts.defaults(root)
+	a := &Agent{opts: opts, root: root, wake: make(chan struct{}, 1), metrics: newMetrics(opts.Metrics),
+		applier: &apply.Applier{Root: root, Systemd: opts.Systemd, OS: opts.OS}}
+	// Finish or undo an interrupted transaction before anything looks at the root.
+	rec, err := a.applier.Recover(ctx)
+	if err != nil {
+		return fmt.Errorf("recovering an interrupted update: %w", err)
+	}
+	if a.kube, err = newCluster(cfg, opts.NodeName, a.poke); err != nil {
+		return err
+	}
+	defer a.kube.stop()
+	go a.kube.run(ctx)
+	if !a.kube.synced(ctx) {
+		return ctx.Err()
+	}
+	a.reportRecovery(rec)
+	return a.loop(ctx)
+}
+
+// poke wakes the loop; wakes coalesce.
+func (a *Agent) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop syncs on every wake-up, retrying failures with a growing delay (1 s to 1 min).
+func (a *Agent) loop(ctx context.Context) error {
+	defer a.stopMonitor()
+	delay := retryDelays.min
+	var retry <-chan time.Time
+	started := false
+	for {
+		if !started {
+			started = a.startup(ctx) == nil
+		}
+		err := a.sync(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil || !started:
+			a.opts.Log.Error("sync failed; retrying", "node", a.opts.NodeName, "in", delay, "err", err)
+			retry = time.After(delay)
+			delay = min(2*delay, retryDelays.max)
+		default:
+			retry, delay = nil, retryDelays.min
+		}
+		// The agent is idle almost always: hand the garbage of parsing configs back to the
+		// node now instead of whenever the scavenger gets to it.
+		debug.FreeOSMemory()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.wake:
+		case <-retry:
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/scheme"
+)
+
+// cluster is the agent's view of the API: its own Node (watched), rendered configs and the
+// disruption policy (read when needed, never cached: the agent is idle most of the time).
+type cluster struct {
+	nodeName string
+	client   client.Client
+	store    cache.Store
+	informer cache.SharedIndexInformer
+	recorder record.EventRecorder
+	stop     func()
+}
+
+func newCluster(cfg *rest.Config, nodeName string, onChange func()) (*cluster, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	selector := fields.OneTermEqualSelector("metadata.name", nodeName).String()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = selector
+			return cs.CoreV1().Nodes().List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = selector
+			return cs.CoreV1().Nodes().Watch(ctx, o)
+		},
+	}
+	inf := cache.NewSharedIndexInformer(lw, &corev1.Node{}, 0, cache.Indexers{})
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { onChange() },
+		UpdateFunc: func(any, any) { onChange() },
+	})
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	return &cluster{
+		nodeName: nodeName, client: c, store: inf.GetStore(), informer: inf,
+		recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "machineconfigdaemon", Host: nodeName}),
+		stop:     broadcaster.Shutdown,
+	}, nil
+}
+
+func (c *cluster) run(ctx context.Context) { c.informer.RunWithContext(ctx) }
+
+func (c *cluster) synced(ctx context.Context) bool {
+	return cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced)
+}
+
+// node is the cached Node, nil until it exists.
+func (c *cluster) node() *corev1.Node {
+	obj, ok, err := c.store.GetByKey(c.nodeName)
+	if err != nil || !ok {
+		return nil
+	}
+	return obj.(*corev1.Node)
+}
+
+// patchAnnotations sets the given annotations; a nil value deletes one. A merge patch touches
+// nothing else, so it cannot undo the controllers' writes to the same Node.
+func (c *cluster) patchAnnotations(ctx context.Context, set map[string]*string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": set}})
+	if err != nil {
+		return err
+	}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: c.nodeName}}
+	if err := c.client.Patch(ctx, n, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("updating annotations of node %s: %w", c.nodeName, err)
+	}
+	// Make the cache see our own write at once, so the next sync does not act on stale state.
+	return c.store.Update(n)
+}
+
+func (c *cluster) event(eventType, reason, format string, args ...any) {
+	ref := &corev1.ObjectReference{Kind: "Node", Name: c.nodeName, UID: types.UID(c.nodeName)}
+	if n := c.node(); n != nil {
+		ref.UID = n.UID
+	}
+	c.recorder.Eventf(ref, eventType, reason, format, args...)
+}
+
+func (c *cluster) machineConfig(ctx context.Context, name string) (*mcfgv1.MachineConfig, error) {
+	mc := &mcfgv1.MachineConfig{}
+	if err := c.client.Get(ctx, client.ObjectKey{Name: name}, mc); err != nil {
+		return nil, fmt.Errorf("reading rendered config %s: %w", name, err)
+	}
+	return mc, nil
+}
+
+// policies reads MachineConfiguration `cluster`; without one, the defaults apply.
+func (c *cluster) policies(ctx context.Context) (plan.Policies, error) {
+	mc := &operatorv1.MachineConfiguration{}
+	err := c.client.Get(ctx, client.ObjectKey{Name: protocol.ClusterMachineConfiguration}, mc)
+	if apierrors.IsNotFound(err) || metaNoMatch(err) {
+		return plan.DefaultPolicies(), nil
+	}
+	if err != nil {
+		return plan.Policies{}, fmt.Errorf("reading MachineConfiguration %s: %w", protocol.ClusterMachineConfiguration, err)
+	}
+	return plan.PoliciesFrom(&mc.Spec.NodeDisruptionPolicy), nil
+}
+
+// metaNoMatch: a cluster without the operator.openshift.io CRD has no policy either.
+func metaNoMatch(err error) bool { return err != nil && meta.IsNoMatchError(err) }
+
+var retryDelays = struct{ min, max time.Duration }{time.Second, time.Minute}

@@ -1,0 +1,40 @@
+package daemon
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// metrics are the agent's Prometheus series (OpenShift's names where they exist).
+type metrics struct {
+	state         *prometheus.GaugeVec
+	drift         prometheus.Gauge
+	rebootsFailed prometheus.Counter
+	applySeconds  prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcd_state",
+			Help: "1 for the node agent's current state, 0 for the others"}, []string{"state", "reason"}),
+		drift: prometheus.NewGauge(prometheus.GaugeOpts{Name: "mcd_config_drift",
+			Help: "Unix time the agent last found the disk differing from the current config; 0 when in sync"}),
+		rebootsFailed: prometheus.NewCounter(prometheus.CounterOpts{Name: "mcd_reboots_failed_total",
+			Help: "Reboots the agent failed to queue"}),
+		applySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "mcd_apply_duration_seconds",
+			Help: "Time to write a config to the node, from journal to commit", Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.state, m.drift, m.rebootsFailed, m.applySeconds)
+	}
+	return m
+}
+
+func (m *metrics) setState(s protocol.NodeState, reason string) {
+	m.state.Reset()
+	if len(reason) > 120 {
+		reason = reason[:120]
+	}
+	m.state.WithLabelValues(string(s), reason).Set(1)
+}

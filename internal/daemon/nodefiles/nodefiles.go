@@ -1,0 +1,216 @@
+// Package nodefiles turns a rendered config into the exact set of paths it puts on a node:
+// files, unit files, dropins, masks and core's SSH keys, each with content, mode and owner.
+// The applier writes this set and the drift checker compares the disk with it, so both agree
+// by construction on what "the node is in this config" means.
+package nodefiles
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+	"github.com/vincent-petithory/dataurl"
+
+	"github.com/mco-dev/mco/internal/ignition"
+)
+
+// Well-known locations on a node.
+const (
+	UnitDir = "/etc/systemd/system"
+	// SSHKeysPath is where core's keys from the config go (OpenShift's fragment file, read by
+	// sshd through AuthorizedKeysCommand / the authorized_keys.d convention).
+	SSHKeysPath = "/home/core/.ssh/authorized_keys.d/ignition"
+	CoreUser    = "core"
+	// DevNull is what a masked unit links to.
+	DevNull = "/dev/null"
+)
+
+// Entry is one path the config owns.
+type Entry struct {
+	Path string
+	// Link, when set, makes the entry a symlink with this target (masked units).
+	Link string
+	Data []byte
+	Perm uint32
+	// Owner by id, else by name looked up in the node's passwd/group; default root.
+	UID, GID   *int
+	User       string
+	Group      string
+	ParentPerm uint32
+	// ParentOwner, when set, owns directories created for this entry (core's ~/.ssh).
+	ParentOwner string
+	// Unit is the unit an entry belongs to (its file or a dropin).
+	Unit string
+	// OnlyIfUser: the entry exists only on nodes that have this user (core's keys).
+	OnlyIfUser string
+}
+
+// Equal reports whether two entries put the same thing on disk.
+func (e Entry) Equal(o Entry) bool {
+	return e.Path == o.Path && e.Link == o.Link && bytes.Equal(e.Data, o.Data) && e.Perm == o.Perm &&
+		eqInt(e.UID, o.UID) && eqInt(e.GID, o.GID) && e.User == o.User && e.Group == o.Group &&
+		e.ParentPerm == o.ParentPerm && e.ParentOwner == o.ParentOwner && e.OnlyIfUser == o.OnlyIfUser
+}
+
+func eqInt(a, b *int) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
+
+// Unit is a unit's enablement; its files are entries.
+type Unit struct {
+	Name string
+	// Enabled nil means "as the presets say".
+	Enabled *bool
+	Mask    bool
+	// HasFile: the config writes the unit file (contents or mask); enablement needs one.
+	HasFile bool
+}
+
+// Set is everything a config owns on a node, entries sorted by path.
+type Set struct {
+	Entries []Entry
+	Units   []Unit
+	// CorePassword is core's password hash when the config sets one.
+	CorePassword *string
+	// ManagesCore is true when the config mentions the core user at all.
+	ManagesCore bool
+}
+
+// Lookup finds the entry for path.
+func (s Set) Lookup(p string) (Entry, bool) {
+	i, ok := slices.BinarySearchFunc(s.Entries, p, func(e Entry, p string) int { return strings.Compare(e.Path, p) })
+	if !ok {
+		return Entry{}, false
+	}
+	return s.Entries[i], true
+}
+
+// Paths lists every entry path, sorted.
+func (s Set) Paths() []string {
+	out := make([]string, len(s.Entries))
+	for i, e := range s.Entries {
+		out[i] = e.Path
+	}
+	return out
+}
+
+// FromConfig computes the set of a parsed config. Sources other than inline data: URLs are
+// errors: a node agent never fetches content.
+func FromConfig(cfg ignition.Config) (Set, error) {
+	var s Set
+	for _, f := range cfg.Storage.Files {
+		e, err := fileEntry(f)
+		if err != nil {
+			return Set{}, err
+		}
+		s.Entries = append(s.Entries, e)
+	}
+	for _, u := range cfg.Systemd.Units {
+		s.Entries = append(s.Entries, unitEntries(u)...)
+		s.Units = append(s.Units, Unit{Name: u.Name, Enabled: u.Enabled, Mask: u.Mask != nil && *u.Mask,
+			HasFile: (u.Mask != nil && *u.Mask) || u.Contents != nil})
+	}
+	for _, u := range cfg.Passwd.Users {
+		if u.Name != CoreUser {
+			continue
+		}
+		s.ManagesCore = true
+		s.CorePassword = u.PasswordHash
+		if len(u.SSHAuthorizedKeys) > 0 {
+			s.Entries = append(s.Entries, sshEntry(u.SSHAuthorizedKeys))
+		}
+	}
+	slices.SortFunc(s.Entries, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	for i := 1; i < len(s.Entries); i++ {
+		if s.Entries[i].Path == s.Entries[i-1].Path {
+			return Set{}, fmt.Errorf("%s is declared twice (as a file and a unit or dropin)", s.Entries[i].Path)
+		}
+	}
+	slices.SortFunc(s.Units, func(a, b Unit) int { return strings.Compare(a.Name, b.Name) })
+	return s, nil
+}
+
+func fileEntry(f types.File) (Entry, error) {
+	if len(f.Append) > 0 {
+		return Entry{}, fmt.Errorf("file %s: append cannot be applied to a running node", f.Path)
+	}
+	data, err := decode(f.Path, f.Contents)
+	if err != nil {
+		return Entry{}, err
+	}
+	e := Entry{Path: path.Clean(f.Path), Data: data, Perm: 0o644, ParentPerm: 0o755,
+		UID: f.User.ID, GID: f.Group.ID}
+	if f.Mode != nil {
+		e.Perm = uint32(*f.Mode) & 0o7777
+	}
+	if f.User.Name != nil {
+		e.User = *f.User.Name
+	}
+	if f.Group.Name != nil {
+		e.Group = *f.Group.Name
+	}
+	return e, nil
+}
+
+func decode(p string, r types.Resource) ([]byte, error) {
+	if r.Source == nil {
+		return nil, nil
+	}
+	src := *r.Source
+	if !strings.HasPrefix(src, "data:") {
+		scheme, _, _ := strings.Cut(src, ":")
+		return nil, fmt.Errorf("file %s: only inline data: sources can be applied on a node, not %s:", p, scheme)
+	}
+	u, err := dataurl.DecodeString(src)
+	if err != nil {
+		return nil, fmt.Errorf("file %s: bad data URL: %w", p, err)
+	}
+	if r.Compression == nil || *r.Compression == "" {
+		return u.Data, nil
+	}
+	if *r.Compression != "gzip" {
+		return nil, fmt.Errorf("file %s: unsupported compression %q", p, *r.Compression)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(u.Data))
+	if err != nil {
+		return nil, fmt.Errorf("file %s: gzip: %w", p, err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("file %s: gzip: %w", p, err)
+	}
+	return data, nil
+}
+
+func unitEntries(u types.Unit) []Entry {
+	var out []Entry
+	unitPath := path.Join(UnitDir, u.Name)
+	switch {
+	case u.Mask != nil && *u.Mask:
+		out = append(out, Entry{Path: unitPath, Link: DevNull, Unit: u.Name, ParentPerm: 0o755})
+	case u.Contents != nil:
+		out = append(out, Entry{Path: unitPath, Data: []byte(*u.Contents), Perm: 0o644, Unit: u.Name, ParentPerm: 0o755})
+	}
+	for _, d := range u.Dropins {
+		// An empty dropin means "no dropin": it is not owned, so a managed one is removed.
+		if d.Contents == nil || *d.Contents == "" {
+			continue
+		}
+		out = append(out, Entry{Path: path.Join(UnitDir, u.Name+".d", d.Name), Data: []byte(*d.Contents),
+			Perm: 0o644, Unit: u.Name, ParentPerm: 0o755})
+	}
+	return out
+}
+
+func sshEntry(keys []types.SSHAuthorizedKey) Entry {
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(strings.TrimSpace(string(k)))
+		b.WriteByte('\n')
+	}
+	return Entry{Path: SSHKeysPath, Data: []byte(b.String()), Perm: 0o600, User: CoreUser, Group: CoreUser,
+		ParentPerm: 0o700, ParentOwner: CoreUser, OnlyIfUser: CoreUser}
+}

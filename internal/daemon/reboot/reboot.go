@@ -1,0 +1,56 @@
+// Package reboot restarts a node after an update that needs it.
+package reboot
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+
+	"github.com/mco-dev/mco/internal/daemon/systemd"
+)
+
+// Rebooter queues a reboot; it returns once the reboot is queued, not when it happens.
+type Rebooter interface {
+	Reboot(ctx context.Context, reason string) error
+}
+
+// Func adapts a function (tests, the dev cluster).
+type Func func(ctx context.Context, reason string) error
+
+func (f Func) Reboot(ctx context.Context, reason string) error { return f(ctx, reason) }
+
+// Systemd reboots through a transient unit, so the reboot is owned by systemd and not by the
+// agent process, which is about to be killed by it.
+type Systemd struct {
+	Root string
+	Run  systemd.Runner
+}
+
+func (s Systemd) Reboot(ctx context.Context, reason string) error {
+	args := []string{"--unit", "machine-config-daemon-reboot", "--description", "machine-config-daemon: " + reason,
+		"/bin/sh", "-c", "systemctl reboot"}
+	name := "systemd-run"
+	if path.Clean(s.Root) != "/" {
+		args = append([]string{s.Root, name}, args...)
+		name = "chroot"
+	}
+	if out, err := s.Run(ctx, name, args...); err != nil {
+		return fmt.Errorf("queueing reboot: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// ProcessRestart "reboots" a simulated node by re-executing the agent: the state it finds
+// afterwards is what it would find after a real reboot (the committed config on disk).
+type ProcessRestart struct{}
+
+func (ProcessRestart) Reboot(context.Context, string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(exe, os.Args, os.Environ())
+}

@@ -1,0 +1,136 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mco-dev/mco/internal/daemon/apply"
+	"github.com/mco-dev/mco/internal/daemon/drift"
+	"github.com/mco-dev/mco/internal/daemon/nodefiles"
+	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// session is what the agent learned since it started.
+type session struct {
+	// checker verifies the disk against checkedConfig; monitor runs it in the background.
+	checker       *drift.Checker
+	checkedConfig string
+	stopMonitor   context.CancelFunc
+	// drift is the monitor's latest finding, handed to the loop.
+	drift chan error
+	// lastDrift is the drift the loop acted on.
+	lastDrift error
+	// drainRequested is when the agent asked for the current drain.
+	drainRequested time.Time
+	drainTimer     *time.Timer
+	// rebootQueued: nothing more to do until the node restarts.
+	rebootQueued bool
+	// osNote explains OS changes this host cannot apply; reported while Done.
+	osNote string
+}
+
+// loaded is a rendered config with its parsed forms.
+type loaded struct {
+	mc  *mcfgv1.MachineConfig
+	ign ignition.Config
+	set nodefiles.Set
+}
+
+// load fetches a rendered config; the on-disk record stands in when the API no longer has it
+// (it may have been garbage collected while the node was down). "" is the empty config.
+func (a *Agent) load(ctx context.Context, name string) (*loaded, error) {
+	if name == "" {
+		return &loaded{ign: ignition.Empty()}, nil
+	}
+	mc, err := a.kube.machineConfig(ctx, name)
+	if err != nil {
+		if committed, cerr := a.committedConfig(); cerr == nil && committed != nil && committed.Name == name {
+			mc = committed
+		} else {
+			return nil, err
+		}
+	}
+	ign, err := ignition.Parse(mc.Spec.Config.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", name, err)
+	}
+	set, err := nodefiles.FromConfig(ign)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &loaded{mc: mc, ign: ign, set: set}, nil
+}
+
+func (a *Agent) committedConfig() (*mcfgv1.MachineConfig, error) {
+	data, err := apply.ReadCommitted(a.root)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	return decodeMachineConfig(data)
+}
+
+func decodeMachineConfig(data []byte) (*mcfgv1.MachineConfig, error) {
+	mc := &mcfgv1.MachineConfig{}
+	if err := json.Unmarshal(data, mc); err != nil {
+		return nil, fmt.Errorf("%s: %w", apply.CurrentConfigPath, err)
+	}
+	return mc, nil
+}
+
+// report writes state, reason and optionally more annotations when they differ from the Node.
+func (a *Agent) report(ctx context.Context, state protocol.NodeState, reason string, extra map[string]*string) error {
+	node := a.kube.node()
+	if len(reason) > protocol.MaxReasonLength {
+		reason = reason[:protocol.MaxReasonLength]
+	}
+	set := map[string]*string{}
+	want := map[string]*string{protocol.StateAnnotation: ptrTo(string(state)), protocol.ReasonAnnotation: ptrTo(reason)}
+	if reason == "" {
+		want[protocol.ReasonAnnotation] = nil
+	}
+	for k, v := range extra {
+		want[k] = v
+	}
+	for k, v := range want {
+		have, ok := node.Annotations[k]
+		if (v == nil && ok) || (v != nil && (!ok || have != *v)) {
+			set[k] = v
+		}
+	}
+	a.metrics.setState(state, reason)
+	if len(set) == 0 {
+		return nil
+	}
+	return a.kube.patchAnnotations(ctx, set)
+}
+
+// degrade reports an error on the Node; it never fails the sync itself, the condition is the
+// outcome. Returned so callers can `return a.degrade(...)`.
+func (a *Agent) degrade(ctx context.Context, state protocol.NodeState, eventReason string, err error) error {
+	node := a.kube.node()
+	if node.Annotations[protocol.StateAnnotation] != string(state) || node.Annotations[protocol.ReasonAnnotation] != truncate(err.Error()) {
+		a.opts.Log.Error("node degraded", "node", a.opts.NodeName, "state", state, "err", err)
+		a.kube.event(corev1.EventTypeWarning, eventReason, "%s", err)
+	}
+	return a.report(ctx, state, err.Error(), nil)
+}
+
+func truncate(s string) string {
+	if len(s) > protocol.MaxReasonLength {
+		return s[:protocol.MaxReasonLength]
+	}
+	return s
+}
+
+func ptrTo(s string) *string { return &s }
+
+func annotation(node *corev1.Node, key string) string { return node.Annotations[key] }
+
+func isDrainRequest(v string) bool { return strings.HasPrefix(v, "drain-") }

@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mco-dev/mco/internal/daemon/apply"
+	"github.com/mco-dev/mco/internal/daemon/noderoot"
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// sync looks at the Node and the disk and takes the next step. It is level-triggered: every
+// step it takes is decided again from scratch on the next wake-up.
+func (a *Agent) sync(ctx context.Context) error {
+	node := a.kube.node()
+	if node == nil {
+		return fmt.Errorf("node %s not found", a.opts.NodeName)
+	}
+	if a.s.rebootQueued {
+		return nil
+	}
+	committed, err := apply.CommittedName(a.root)
+	if err != nil {
+		return err
+	}
+	// The disk is the truth about what the node is in (etcd may have been restored from an
+	// older backup); the annotation only counts when nothing was committed yet.
+	current := committed
+	if current == "" {
+		current = annotation(node, protocol.CurrentConfigAnnotation)
+	}
+	desired := annotation(node, protocol.DesiredConfigAnnotation)
+	if desired == "" {
+		desired = current
+	}
+	force, err := a.root.Exists(ForceFilePath)
+	if err != nil {
+		return err
+	}
+	if current == desired && !force {
+		if current == "" {
+			return nil // not managed yet: nothing to be in
+		}
+		return a.settle(ctx, current, committed == "")
+	}
+	return a.update(ctx, current, desired, force)
+}
+
+// settle is the node in its desired config: verify the disk, have the node uncordoned if it
+// was drained, and report Done.
+func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) error {
+	l, err := a.load(ctx, current)
+	if err != nil {
+		return err
+	}
+	drifted, err := a.checkDrift(ctx, l, current)
+	if err != nil {
+		return err
+	}
+	if drifted != nil {
+		a.metrics.drift.Set(nowUnix())
+		return a.degrade(ctx, protocol.NodeDegraded, "ConfigDriftDetected",
+			fmt.Errorf("unexpected on-disk state validating against %s: %w", current, drifted))
+	}
+	a.metrics.drift.Set(0)
+	if writeRecord {
+		// A node that first booted from Ignition has no record yet; now that its disk is
+		// verified, the record makes the disk the truth from here on.
+		record, err := json.Marshal(l.mc)
+		if err != nil {
+			return err
+		}
+		if err := a.root.WriteFile(apply.CurrentConfigPath, record, noderoot.WriteOptions{Perm: 0o644}); err != nil {
+			return err
+		}
+	}
+	node := a.kube.node()
+	uncordon := protocol.UncordonRequest(current)
+	if drain := annotation(node, protocol.DesiredDrainAnnotation); drain != "" && drain != uncordon {
+		return a.kube.patchAnnotations(ctx, map[string]*string{protocol.DesiredDrainAnnotation: &uncordon})
+	}
+	if annotation(node, protocol.DesiredDrainAnnotation) == uncordon && annotation(node, protocol.LastAppliedDrainAnnotation) != uncordon {
+		return nil // the drain controller wakes us when it has uncordoned
+	}
+	a.s.drainRequested = timeZero
+	if a.s.drainTimer != nil {
+		a.s.drainTimer.Stop()
+		a.s.drainTimer = nil
+	}
+	return a.report(ctx, protocol.NodeDone, a.s.osNote, map[string]*string{
+		protocol.CurrentConfigAnnotation:    &current,
+		protocol.PostConfigActionAnnotation: nil,
+	})
+}

@@ -1,0 +1,113 @@
+// Package systemd is the agent's narrow view of systemd: change enablement in a node root
+// offline, and reload, restart or daemon-reload the running system.
+package systemd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path"
+	"strings"
+)
+
+// Manager is everything the agent asks of systemd.
+type Manager interface {
+	// Enable, Disable and Preset edit the enablement symlinks under the root; they work
+	// without a running systemd (systemctl --root).
+	Enable(ctx context.Context, units ...string) error
+	Disable(ctx context.Context, units ...string) error
+	Preset(ctx context.Context, units ...string) error
+	// IsEnabled reports whether the unit is enabled in the root.
+	IsEnabled(ctx context.Context, unit string) (bool, error)
+	// Reload, Restart and DaemonReload act on the running system of the node.
+	Reload(ctx context.Context, unit string) error
+	Restart(ctx context.Context, unit string) error
+	DaemonReload(ctx context.Context) error
+}
+
+// Runner runs a command and returns its combined output; tests substitute it.
+type Runner func(ctx context.Context, name string, args ...string) ([]byte, error)
+
+// ExecRunner runs commands with os/exec.
+func ExecRunner(ctx context.Context, name string, args ...string) ([]byte, error) {
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.Bytes(), err
+}
+
+// Systemctl implements Manager with the systemctl binary.
+type Systemctl struct {
+	// Root is the node root directory ("/" on the host).
+	Root string
+	Run  Runner
+}
+
+// New returns the real implementation for a node root.
+func New(root string) *Systemctl { return &Systemctl{Root: root, Run: ExecRunner} }
+
+func (s *Systemctl) offline(ctx context.Context, verb string, units []string) error {
+	if len(units) == 0 {
+		return nil
+	}
+	args := append([]string{"--root=" + s.Root, verb, "--"}, units...)
+	if out, err := s.Run(ctx, "systemctl", args...); err != nil {
+		return fmt.Errorf("systemctl %s %s: %w: %s", verb, strings.Join(units, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (s *Systemctl) Enable(ctx context.Context, units ...string) error {
+	return s.offline(ctx, "enable", units)
+}
+
+func (s *Systemctl) Disable(ctx context.Context, units ...string) error {
+	return s.offline(ctx, "disable", units)
+}
+
+func (s *Systemctl) Preset(ctx context.Context, units ...string) error {
+	return s.offline(ctx, "preset", units)
+}
+
+// IsEnabled treats "enabled", "enabled-runtime", "alias", "static" and "indirect" as enabled
+// only for the first two; systemctl's exit code alone cannot tell "disabled" from an error.
+func (s *Systemctl) IsEnabled(ctx context.Context, unit string) (bool, error) {
+	out, err := s.Run(ctx, "systemctl", "--root="+s.Root, "is-enabled", "--", unit)
+	state := strings.TrimSpace(string(out))
+	switch state {
+	case "enabled", "enabled-runtime":
+		return true, nil
+	case "disabled", "masked", "masked-runtime", "static", "indirect", "linked", "linked-runtime", "alias", "generated", "transient":
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("systemctl is-enabled %s: %w: %s", unit, err, state)
+	}
+	return false, nil
+}
+
+// live runs systemctl against the node's running systemd: directly on the host, chrooted
+// into the root otherwise (the agent in a pod with the host root at /rootfs).
+func (s *Systemctl) live(ctx context.Context, args ...string) error {
+	name := "systemctl"
+	if path.Clean(s.Root) != "/" {
+		args = append([]string{s.Root, "systemctl"}, args...)
+		name = "chroot"
+	}
+	if out, err := s.Run(ctx, name, args...); err != nil {
+		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (s *Systemctl) Reload(ctx context.Context, unit string) error {
+	return s.live(ctx, "reload", "--", unit)
+}
+
+func (s *Systemctl) Restart(ctx context.Context, unit string) error {
+	return s.live(ctx, "restart", "--", unit)
+}
+
+func (s *Systemctl) DaemonReload(ctx context.Context) error { return s.live(ctx, "daemon-reload") }

@@ -1,0 +1,252 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mco-dev/mco/internal/daemon/apply"
+	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/render"
+)
+
+var timeZero time.Time
+
+// update moves the node from current to desired: preflight drift check, reconcilability,
+// plan, drain, apply, post actions or reboot. Each early return is a state the Node shows.
+func (a *Agent) update(ctx context.Context, current, desired string, force bool) error {
+	old, err := a.load(ctx, current)
+	if err != nil {
+		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "FailedToLoadConfig", err), err)
+	}
+	next, err := a.load(ctx, desired)
+	if err != nil {
+		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "FailedToLoadConfig", err), err)
+	}
+	if current != "" && !force {
+		drifted, err := a.checkDrift(ctx, old, current)
+		if err != nil {
+			return err
+		}
+		if drifted != nil {
+			return a.degrade(ctx, protocol.NodeDegraded, "PreflightConfigDriftCheckFailed",
+				fmt.Errorf("unexpected on-disk state validating against %s: %w", current, drifted))
+		}
+	}
+	if err := a.markWorking(ctx); err != nil {
+		return err
+	}
+	if current != "" {
+		if vs := render.CheckReconcilable(old.ign, next.ign, specOf(old).FIPS, next.mc.Spec.FIPS); len(vs) > 0 {
+			return a.degrade(ctx, protocol.NodeUnreconcilable, "FailedToReconcile", unreconcilable(current, desired, vs))
+		}
+	}
+	diff := plan.DiffParsed(specOf(old), next.mc.Spec, old.ign, next.ign)
+	diff.Force = force
+	osChange, note := a.osChanges(&diff, next.mc.Spec, specOf(old))
+	policies, err := a.kube.policies(ctx)
+	if err != nil {
+		return err
+	}
+	pl := plan.Compute(diff, policies)
+	if pl.NeedsDrain() {
+		if waiting, err := a.awaitDrain(ctx, desired); waiting || err != nil {
+			return err
+		}
+	}
+	req := apply.Request{From: current, To: desired, Old: old.set, New: next.set, Force: force, OS: osChange}
+	if req.Record, err = json.Marshal(next.mc); err != nil {
+		return err
+	}
+	if err := a.apply(ctx, req, pl); err != nil {
+		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "UpdateFailed", err), err)
+	}
+	if note != "" {
+		a.kube.event(corev1.EventTypeWarning, "OSChangesNotApplied", "%s", note)
+	}
+	a.s.osNote = note
+	if force {
+		if err := a.root.Remove(ForceFilePath, false); err != nil {
+			return err
+		}
+	}
+	if pl.NeedsReboot() {
+		return a.reboot(ctx, desired, pl)
+	}
+	a.kube.event(corev1.EventTypeNormal, "Updated", "Applied %s without a reboot (%s)", desired, pl)
+	a.poke() // settle into the new config on the next pass
+	return nil
+}
+
+func specOf(l *loaded) mcfgv1.MachineConfigSpec {
+	if l.mc == nil {
+		return mcfgv1.MachineConfigSpec{}
+	}
+	return l.mc.Spec
+}
+
+func unreconcilable(current, desired string, vs []render.Violation) error {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = v.String()
+	}
+	return fmt.Errorf("cannot move from %s to %s on a running node: %s", current, desired, strings.Join(parts, "; "))
+}
+
+// markWorking reports Working unless the node is already reporting a failure: a retry of a
+// failed update must not hide the failure between attempts.
+func (a *Agent) markWorking(ctx context.Context) error {
+	switch protocol.NodeState(annotation(a.kube.node(), protocol.StateAnnotation)) {
+	case protocol.NodeDegraded, protocol.NodeUnreconcilable, protocol.NodeWorking:
+		return nil
+	}
+	return a.report(ctx, protocol.NodeWorking, "", nil)
+}
+
+// osChanges strips from the diff what this host's OS backend cannot do (so it causes no
+// reboot) and returns the change to stage plus a note naming what was skipped.
+func (a *Agent) osChanges(d *plan.Diff, next, prev mcfgv1.MachineConfigSpec) (*osimage.Change, string) {
+	backend := a.opts.OS
+	change := &osimage.Change{}
+	staged := false
+	var skipped []string
+	for _, c := range []struct {
+		name    string
+		flag    *bool
+		onStage func()
+	}{
+		{"osImageURL", &d.OSImageURL, func() { change.OSImageURL = next.OSImageURL }},
+		{"kernelArguments", &d.KernelArguments, func() {
+			change.KernelArgs, change.OldKernelArgs, change.NewKernelArgs = true, prev.KernelArguments, next.KernelArguments
+		}},
+		{"extensions", &d.Extensions, func() {}},
+		{"kernelType", &d.KernelType, func() {}},
+	} {
+		if !*c.flag {
+			continue
+		}
+		if backend.Supports(c.name) {
+			c.onStage()
+			staged = true
+			continue
+		}
+		skipped = append(skipped, c.name)
+		*c.flag = false
+	}
+	note := ""
+	if len(skipped) > 0 {
+		note = fmt.Sprintf("not applied on this host (OS backend %q cannot change them): %s", backend.Name(), strings.Join(skipped, ", "))
+	}
+	if !staged {
+		return nil, note
+	}
+	return change, note
+}
+
+// awaitDrain asks the drain controller to drain the node and reports whether to keep waiting.
+func (a *Agent) awaitDrain(ctx context.Context, desired string) (bool, error) {
+	node := a.kube.node()
+	want := protocol.DrainRequest(desired)
+	if annotation(node, protocol.DesiredDrainAnnotation) != want {
+		a.s.drainRequested = time.Now()
+		a.kube.event(corev1.EventTypeNormal, "Drain", "Draining node to update to %s", desired)
+		return true, a.kube.patchAnnotations(ctx, map[string]*string{protocol.DesiredDrainAnnotation: &want})
+	}
+	if annotation(node, protocol.LastAppliedDrainAnnotation) == want {
+		return false, nil
+	}
+	if a.s.drainRequested.IsZero() {
+		a.s.drainRequested = time.Now()
+	}
+	if waited := time.Since(a.s.drainRequested); waited > a.opts.DrainTimeout {
+		return true, a.degrade(ctx, protocol.NodeDegraded, "DrainTimeout",
+			fmt.Errorf("the drain for %s was not carried out within %s", desired, a.opts.DrainTimeout.Round(time.Second)))
+	}
+	if a.s.drainTimer == nil { // re-check the timeout even if the Node never changes
+		a.s.drainTimer = time.AfterFunc(a.opts.DrainTimeout-time.Since(a.s.drainRequested)+time.Second, a.poke)
+	}
+	return true, nil
+}
+
+// apply writes the config as one transaction; any failure, including a failing service
+// reload, rolls everything back.
+func (a *Agent) apply(ctx context.Context, req apply.Request, pl plan.Plan) error {
+	a.stopMonitor()
+	started := time.Now()
+	txn, err := a.applier.Begin(ctx, req)
+	if err != nil {
+		return fmt.Errorf("preparing %s: %w", req.To, err)
+	}
+	err = txn.Apply(ctx)
+	if err == nil && !pl.NeedsReboot() {
+		err = a.postActions(ctx, pl)
+	}
+	if err != nil {
+		if rbErr := txn.Rollback(ctx); rbErr != nil {
+			return fmt.Errorf("applying %s: %w (and rolling back: %v)", req.To, err, rbErr)
+		}
+		return fmt.Errorf("applying %s (rolled back): %w", req.To, err)
+	}
+	if err := txn.Commit(ctx); err != nil {
+		// Recover settles the root in one config or the other, whichever the disk says.
+		_, rerr := a.applier.Recover(ctx)
+		return errors.Join(fmt.Errorf("committing %s: %w", req.To, err), rerr)
+	}
+	a.metrics.applySeconds.Observe(time.Since(started).Seconds())
+	return nil
+}
+
+func (a *Agent) postActions(ctx context.Context, pl plan.Plan) error {
+	sd := a.opts.Systemd
+	for _, act := range pl.Actions {
+		var err error
+		switch act.Type {
+		case plan.DaemonReload:
+			err = sd.DaemonReload(ctx)
+		case plan.Reload:
+			err = sd.Reload(ctx, act.Unit)
+		case plan.Restart:
+			err = sd.Restart(ctx, act.Unit)
+		}
+		if err != nil {
+			return fmt.Errorf("post-update action %s: %w", act, err)
+		}
+	}
+	return nil
+}
+
+func (a *Agent) reboot(ctx context.Context, desired string, pl plan.Plan) error {
+	rebooting := "Rebooting"
+	if err := a.kube.patchAnnotations(ctx, map[string]*string{protocol.PostConfigActionAnnotation: &rebooting}); err != nil {
+		return err
+	}
+	reason := "Node will reboot into config " + desired
+	a.kube.event(corev1.EventTypeNormal, "Reboot", "%s (%s)", reason, causes(pl))
+	if err := a.opts.Rebooter.Reboot(ctx, reason); err != nil {
+		a.metrics.rebootsFailed.Inc()
+		err = fmt.Errorf("config %s is written but the reboot failed: %w", desired, err)
+		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "RebootFailed", err), err)
+	}
+	a.s.rebootQueued = true
+	return nil
+}
+
+func causes(pl plan.Plan) string {
+	var parts []string
+	for _, c := range pl.Causes {
+		if len(parts) == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(pl.Causes)-5))
+			break
+		}
+		parts = append(parts, c.Change+": "+c.Rule)
+	}
+	return strings.Join(parts, "; ")
+}
