@@ -11,10 +11,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/daemon"
+	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/reboot"
 )
 
@@ -41,7 +43,18 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 				return err
 			}
 			if simulatedReboot {
-				opts.Rebooter = reboot.ProcessRestart{}
+				cs, err := kubernetes.NewForConfig(cfg)
+				if err != nil {
+					return err
+				}
+				node := reboot.SimulatedNode{Nodes: cs, Node: opts.NodeName}
+				if err := node.MarkBooted(cmd.Context()); err != nil {
+					return err
+				}
+				opts.Rebooter = node
+				// A simulated node has no OS image to switch: record OS changes instead, so they
+				// still go through drain, stage and reboot like on a real node.
+				opts.OS = osimage.Simulated{Root: opts.Root}
 			}
 			reg := prometheus.NewRegistry()
 			opts.Metrics = reg
@@ -58,7 +71,7 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 	f.DurationVar(&opts.DriftInterval, "drift-check-interval", 30*time.Second, "period of the drift check between file events")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", time.Hour, "how long to wait for the drain controller before reporting Degraded")
 	f.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8797", "address of the Prometheus metrics endpoint; 0 disables")
-	f.BoolVar(&simulatedReboot, "simulated-reboot", false, "restart the agent process instead of rebooting (simulated nodes of the dev cluster)")
+	f.BoolVar(&simulatedReboot, "simulated-reboot", false, "simulated node of the dev cluster: record OS changes under the root and restart the agent process instead of rebooting")
 	cmd.AddCommand(newDaemonRevertCommand())
 	return cmd
 }

@@ -111,6 +111,25 @@ func (c *cluster) event(eventType, reason, format string, args ...any) {
 	c.recorder.Eventf(ref, eventType, reason, format, args...)
 }
 
+// eventNow writes an event before returning. The recorder sends asynchronously, which loses the
+// last event before a reboot (or the process restart that simulates one).
+func (c *cluster) eventNow(ctx context.Context, eventType, reason, format string, args ...any) {
+	now := metav1.Now()
+	ref := corev1.ObjectReference{Kind: "Node", Name: c.nodeName, UID: types.UID(c.nodeName)}
+	if n := c.node(); n != nil {
+		ref.UID = n.UID
+	}
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: c.nodeName + ".", Namespace: metav1.NamespaceDefault},
+		InvolvedObject: ref, Type: eventType, Reason: reason, Message: fmt.Sprintf(format, args...),
+		Source:         corev1.EventSource{Component: "machineconfigdaemon", Host: c.nodeName},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}
+	if err := c.client.Create(ctx, ev); err != nil {
+		c.event(eventType, reason, format, args...)
+	}
+}
+
 func (c *cluster) machineConfig(ctx context.Context, name string) (*mcfgv1.MachineConfig, error) {
 	mc := &mcfgv1.MachineConfig{}
 	if err := c.client.Get(ctx, client.ObjectKey{Name: name}, mc); err != nil {

@@ -229,7 +229,7 @@ func (a *Agent) reboot(ctx context.Context, desired string, pl plan.Plan) error 
 		return err
 	}
 	reason := "Node will reboot into config " + desired
-	a.kube.event(corev1.EventTypeNormal, "Reboot", "%s (%s)", reason, causes(pl))
+	a.kube.eventNow(ctx, corev1.EventTypeNormal, "Reboot", "%s (%s)", reason, causes(pl))
 	if err := a.opts.Rebooter.Reboot(ctx, reason); err != nil {
 		a.metrics.rebootsFailed.Inc()
 		err = fmt.Errorf("config %s is written but the reboot failed: %w", desired, err)

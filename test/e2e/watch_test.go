@@ -21,6 +21,8 @@ type unavailabilityWatcher struct {
 	nodes map[string]*corev1.Node
 	max   int
 	worst []string
+	// wentNotReady holds every node seen with Ready=False since the last reset.
+	wentNotReady map[string]bool
 }
 
 func watchUnavailable(t *testing.T, ctx context.Context, cfg *rest.Config, selector string) *unavailabilityWatcher {
@@ -33,7 +35,7 @@ func watchUnavailable(t *testing.T, ctx context.Context, cfg *rest.Config, selec
 	if err != nil {
 		t.Fatal(err)
 	}
-	uw := &unavailabilityWatcher{nodes: map[string]*corev1.Node{}}
+	uw := &unavailabilityWatcher{nodes: map[string]*corev1.Node{}, wentNotReady: map[string]bool{}}
 	go func() {
 		defer w.Stop()
 		for ev := range w.ResultChan() {
@@ -55,6 +57,11 @@ func (uw *unavailabilityWatcher) observe(kind watch.EventType, n *corev1.Node) {
 		return
 	}
 	uw.nodes[n.Name] = n
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+			uw.wentNotReady[n.Name] = true
+		}
+	}
 	var unavailable []string
 	for name, node := range uw.nodes {
 		if rollout.Managed(node) && rollout.Unavailable(node) {
@@ -71,6 +78,14 @@ func (uw *unavailabilityWatcher) reset() {
 	uw.mu.Lock()
 	defer uw.mu.Unlock()
 	uw.max, uw.worst = 0, nil
+	clear(uw.wentNotReady)
+}
+
+// notReadySeen reports whether node was seen NotReady since the last reset.
+func (uw *unavailabilityWatcher) notReadySeen(node string) bool {
+	uw.mu.Lock()
+	defer uw.mu.Unlock()
+	return uw.wentNotReady[node]
 }
 
 func (uw *unavailabilityWatcher) maxUnavailable() (int, []string) {
