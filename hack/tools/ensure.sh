@@ -13,6 +13,16 @@ done
 if [ "$missing" = 0 ] && [ "$(cat "$out/.pins" 2>/dev/null)" = "$pins" ]; then
   exit 0
 fi
+# The Ignition client links libblkid; install its headers when we can (CI and fresh machines run as root).
+if ! [ -f /usr/include/blkid/blkid.h ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing libblkid-dev (needed to build the Ignition client)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libblkid-dev
+  else
+    echo "the Ignition client needs libblkid headers: apt-get install libblkid-dev" >&2
+    exit 1
+  fi
+fi
 echo "building tools into bin/tools (kube-apiserver, etcd, kubectl, ignition): a few minutes on a cold cache"
 "$here/build.sh" "$out"
 echo "$pins" > "$out/.pins"

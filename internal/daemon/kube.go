@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -99,8 +100,23 @@ func (c *cluster) patchAnnotations(ctx context.Context, set map[string]*string) 
 	if err := c.client.Patch(ctx, n, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("updating annotations of node %s: %w", c.nodeName, err)
 	}
-	// Make the cache see our own write at once, so the next sync does not act on stale state.
+	// Make the cache see our own write at once, so the next sync does not act on stale state,
+	// unless the informer already holds something newer: the drain controller often answers
+	// before this response is processed, and putting the older object back would hide its answer
+	// until some unrelated change to the Node (seen: a node stuck Working after its uncordon).
+	if cur := c.node(); cur != nil && newerResourceVersion(cur.ResourceVersion, n.ResourceVersion) {
+		return nil
+	}
 	return c.store.Update(n)
+}
+
+// newerResourceVersion reports whether a is newer than b. Resource versions are opaque to
+// clients in general, but the API server's are etcd revisions, which grow; if either does not
+// parse, nothing is assumed newer.
+func newerResourceVersion(a, b string) bool {
+	av, errA := strconv.ParseUint(a, 10, 64)
+	bv, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && av > bv
 }
 
 func (c *cluster) event(eventType, reason, format string, args ...any) {

@@ -47,6 +47,17 @@ func Up(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	// Node roots live below dir and Ignition drops to the core user to write its SSH keys, so
+	// dir must be traversable by others (its pki/ stays private).
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	if err := checkTraversable(dir); err != nil {
+		return err
+	}
 	certs := pki{dir: filepath.Join(dir, "pki")}
 	if err := certs.create(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
@@ -150,6 +161,23 @@ func Down(dir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkTraversable fails, naming the directory to fix, when some ancestor of dir is closed to
+// other users: the provisioning of a node would fail later, deep inside Ignition.
+func checkTraversable(dir string) error {
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		info, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if info.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("%s is mode %#o: node roots under %s must be reachable by their core user, whom Ignition becomes to write SSH keys; `chmod o+x %s` or choose another --dir", p, info.Mode().Perm(), dir, p)
+		}
+		if p == "/" {
+			return nil
+		}
+	}
 }
 
 func (s *State) anyAlive() bool {

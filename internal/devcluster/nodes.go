@@ -44,7 +44,12 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 			return err
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(root, "home", "core"), 0o700); err != nil {
+	// Ignition writes core's SSH keys with core's own credentials, so every directory above
+	// its home must be traversable by others, as on a real disk.
+	if err := os.MkdirAll(filepath.Join(root, "home"), 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(root, "home", "core"), 0o700); err != nil {
 		return err
 	}
 	if err := os.Chown(filepath.Join(root, "home", "core"), 1000, 1000); err != nil {

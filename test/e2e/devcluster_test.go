@@ -36,6 +36,13 @@ func startCluster(t *testing.T, ctx context.Context, nodes int) (*cluster, *unav
 		testenv.RequireTool(t, tool)
 	}
 	dir := t.TempDir()
+	// Like a real disk, the path to a node root must be traversable by the core user, whom
+	// Ignition becomes to write SSH keys; t.TempDir() makes 0700 directories.
+	for p := dir; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			dumpLogs(t, dir)
@@ -236,6 +243,8 @@ func TestDevClusterRollouts(t *testing.T) {
 	})
 
 	t.Run("a new machine joins through the real Ignition client", func(t *testing.T) {
+		cl.apply(t, ctx, "70-worker-ssh.yaml")
+		target = cl.waitUpdated(t, ctx, target, 3)
 		name, err := devcluster.Join(ctx, cl.dir, "worker", testenv.ToolsDir(), testenv.RequireMCO(t))
 		if err != nil {
 			t.Fatal(err)
@@ -246,6 +255,9 @@ func TestDevClusterRollouts(t *testing.T) {
 		}
 		if !strings.Contains(cl.nodeFile(name, "etc/systemd/system/hello-mco.service"), "hello from mco") {
 			t.Fatal("the joined machine lacks the pool's files")
+		}
+		if !strings.Contains(cl.nodeFile(name, "home/core/.ssh/authorized_keys.d/ignition"), "admin@example.com") {
+			t.Fatal("the joined machine lacks core's SSH key")
 		}
 		var events corev1.EventList
 		if err := cl.c.List(ctx, &events); err != nil {
