@@ -8,8 +8,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/mco-dev/mco/internal/bootimage"
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/controller"
+	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	"github.com/mco-dev/mco/internal/controller/drain"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/version"
@@ -19,6 +21,7 @@ func newControllerCommand() *cobra.Command {
 	var kubeconfig, caSource, userDataSpec string
 	opts := controller.Options{}
 	ud := userdata.Options{}
+	bootImages, bi := true, bootimagecontroller.Options{}
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the controllers: render pools, roll configs onto nodes, drain, boot images, user data",
@@ -33,7 +36,12 @@ With --server-host set, the user-data controllers keep a pointer-Ignition Secret
 <pool>-user-data-managed per pool in --machine-api-namespace (merge source
 https://<server-host>/config/<pool>, the --server-ca bundle, the pool's bearer token from
 Secret <pool>-mcs-token in --server-namespace), and rotate the CA of installer-made
-user-data Secrets that pin exactly one CA.`,
+user-data Secrets that pin exactly one CA.
+
+With --boot-images (the default), the boot image controller keeps the MachineSets of
+--machine-api-namespace that MachineConfiguration cluster enrolls booting the images ConfigMap
+coreos-bootimages in --bootimages-namespace publishes, and upgrades their spec 2 pointer
+Ignition stubs to spec 3.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New())
@@ -58,6 +66,14 @@ user-data Secrets that pin exactly one CA.`,
 				ud.SpecVersion = *v
 				opts.UserData = &ud
 			}
+			if bootImages {
+				if _, ok := bootimage.StreamArchitecture(bi.DefaultArchitecture); !ok {
+					return fmt.Errorf("--default-architecture %q: want amd64, arm64, s390x or ppc64le", bi.DefaultArchitecture)
+				}
+				bi.MachineAPINamespace = ud.MachineAPINamespace
+				bi.StubSpecVersion = bootimage.StubSpecVersion
+				opts.BootImages = &bi
+			}
 			mgr, err := controller.NewManager(cfg, opts)
 			if err != nil {
 				return err
@@ -80,5 +96,9 @@ user-data Secrets that pin exactly one CA.`,
 	f.StringVar(&ud.ServerNamespace, "server-namespace", "openshift-machine-config-operator", "namespace of the server's per-pool token Secrets")
 	f.StringVar(&userDataSpec, "user-data-spec-version", "3.4.0", "Ignition spec of generated pointer configs (3.1.0 or newer)")
 	f.DurationVar(&opts.Drain.BlockedThreshold, "drain-blocked-threshold", drain.DefaultBlockedThreshold, "how long a drain may run before the node and its pool report it blocked")
+	f.BoolVar(&bootImages, "boot-images", true, "run the MachineSet boot image controller")
+	f.StringVar(&bi.BootImagesNamespace, "bootimages-namespace", "openshift-machine-config-operator", "namespace of ConfigMap coreos-bootimages")
+	f.StringVar(&bi.DefaultArchitecture, "default-architecture", "amd64", "architecture (kubernetes.io/arch) of MachineSets whose autoscaler labels annotation names none")
+	f.BoolVar(&bi.UseManagedUserData, "bootimages-use-managed-user-data", false, "point enrolled MachineSets at <role>-user-data-managed instead of upgrading their own spec 2 stubs")
 	return cmd
 }

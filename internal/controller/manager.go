@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	draincontroller "github.com/mco-dev/mco/internal/controller/drain"
 	rendercontroller "github.com/mco-dev/mco/internal/controller/render"
 	"github.com/mco-dev/mco/internal/controller/userdata"
@@ -29,6 +30,8 @@ type Options struct {
 	Drain                   draincontroller.Options
 	// UserData, when set, enables the pointer-Ignition Secret controllers.
 	UserData *userdata.Options
+	// BootImages, when set, enables the MachineSet boot image controller.
+	BootImages *bootimagecontroller.Options
 }
 
 // NewManager builds the manager with every controller registered; Start runs them.
@@ -67,6 +70,16 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, err
 		}
 	}
+	if opts.BootImages != nil {
+		bootImages := &bootimagecontroller.Reconciler{
+			Client:   mgr.GetClient(),
+			Recorder: mgr.GetEventRecorderFor("mco-bootimage-controller"),
+			Options:  *opts.BootImages,
+		}
+		if err := bootImages.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("boot image controller: %w", err)
+		}
+	}
 	return mgr, nil
 }
 
@@ -85,11 +98,20 @@ func setupUserData(mgr ctrl.Manager, opts userdata.Options) error {
 // controllers read them from: caching every Secret of a cluster costs memory and needs RBAC the
 // controller should not have.
 func cacheOptions(opts Options) cache.Options {
-	if opts.UserData == nil {
+	namespaces := map[string]cache.Config{}
+	if ud := opts.UserData; ud != nil {
+		for _, ns := range []string{ud.MachineAPINamespace, ud.ServerNamespace, ud.CA.Namespace} {
+			namespaces[ns] = cache.Config{}
+		}
+	}
+	if bi := opts.BootImages; bi != nil {
+		// coreos-bootimages and the patch history; the MachineSets' user-data Secrets.
+		namespaces[bi.BootImagesNamespace] = cache.Config{}
+		namespaces[bi.MachineAPINamespace] = cache.Config{}
+	}
+	if len(namespaces) == 0 {
 		return cache.Options{}
 	}
-	ud := opts.UserData
-	namespaces := map[string]cache.Config{ud.MachineAPINamespace: {}, ud.ServerNamespace: {}, ud.CA.Namespace: {}}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Secret{}:    {Namespaces: namespaces},
 		&corev1.ConfigMap{}: {Namespaces: namespaces},
