@@ -1,0 +1,380 @@
+package install
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coreos/go-semver/semver"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mcc "github.com/mco-dev/mco/internal/controller"
+	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
+	"github.com/mco-dev/mco/internal/controller/userdata"
+	agent "github.com/mco-dev/mco/internal/daemon"
+	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/daemon/reboot"
+	"github.com/mco-dev/mco/internal/protocol"
+	mcs "github.com/mco-dev/mco/internal/server"
+	"github.com/mco-dev/mco/internal/testenv"
+)
+
+// observedCall is one request a component sent, as RBAC sees it.
+type observedCall struct {
+	apiCall
+	status int
+	path   string
+}
+
+// recorder records every API request sent through a rest.Config.
+type recorder struct {
+	component string
+	mu        sync.Mutex
+	calls     []observedCall
+}
+
+func (r *recorder) RoundTrip(next http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(req)
+		call, ok := parseRequest(r.component, req)
+		if ok {
+			if resp != nil {
+				call.status = resp.StatusCode
+			}
+			r.mu.Lock()
+			r.calls = append(r.calls, call)
+			r.mu.Unlock()
+		}
+		return resp, err
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// parseRequest turns a request into RBAC's view (verb, group, resource, subresource,
+// namespace, name); discovery and other non-resource requests report false.
+func parseRequest(component string, req *http.Request) (observedCall, bool) {
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	var group string
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		group, parts = parts[1], parts[3:]
+	default:
+		return observedCall{}, false
+	}
+	c := apiCall{component: component, group: group}
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		c.namespace, parts = parts[1], parts[2:]
+	}
+	c.resource = parts[0]
+	if len(parts) > 1 {
+		c.name = parts[1]
+	}
+	if len(parts) > 2 {
+		c.subresource = parts[2]
+	}
+	switch req.Method {
+	case http.MethodGet:
+		c.verb = "get"
+		if c.name == "" {
+			c.verb = "list"
+			if w := req.URL.Query().Get("watch"); w == "true" || w == "1" {
+				c.verb = "watch"
+			}
+		}
+	case http.MethodPost:
+		c.verb = "create"
+	case http.MethodPut:
+		c.verb = "update"
+	case http.MethodPatch:
+		c.verb = "patch"
+	case http.MethodDelete:
+		c.verb = "delete"
+		if c.name == "" {
+			c.verb = "deletecollection"
+		}
+	default:
+		c.verb = strings.ToLower(req.Method)
+	}
+	return observedCall{apiCall: c, path: req.Method + " " + req.URL.RequestURI()}, true
+}
+
+// listed reports whether a row of the table covers the observed call: same component, verb,
+// group, resource and subresource; the row's namespace "" covers every namespace; a row with a
+// name covers only that name.
+func listed(o apiCall) bool {
+	return slices.ContainsFunc(apiCalls, func(c apiCall) bool {
+		return c.component == o.component && c.verb == o.verb && c.group == o.group && c.resource == o.resource &&
+			c.subresource == o.subresource && (c.namespace == "" || c.namespace == o.namespace) && (c.name == "" || c.name == o.name)
+	})
+}
+
+// configAs is the test API server's admin config impersonating component's ServiceAccount,
+// with every request recorded.
+func configAs(base *rest.Config, component string, rec *recorder) *rest.Config {
+	cfg := rest.CopyConfig(base)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: user(component),
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + mcoNS, "system:authenticated"},
+	}
+	cfg.Wrap(rec.RoundTrip)
+	return cfg
+}
+
+// noSystemd stands in for the node's systemd: the agent's unit operations succeed and do nothing.
+type noSystemd struct{}
+
+func (noSystemd) Enable(context.Context, ...string) error         { return nil }
+func (noSystemd) Disable(context.Context, ...string) error        { return nil }
+func (noSystemd) Preset(context.Context, ...string) error         { return nil }
+func (noSystemd) IsEnabled(context.Context, string) (bool, error) { return false, nil }
+func (noSystemd) Reload(context.Context, string) error            { return nil }
+func (noSystemd) Restart(context.Context, string) error           { return nil }
+func (noSystemd) DaemonReload(context.Context) error              { return nil }
+
+// TestObservedCallsAreListed runs the controller, the server and one node agent in process,
+// each as its own ServiceAccount under the shipped RBAC, through one update that needs a
+// drain, and records every request they send. Every request must be a row of the table and
+// none may be refused. Rows never observed (paths this scenario does not take: garbage
+// collection, CA rotation, boot images, ...) are logged.
+func TestObservedCallsAreListed(t *testing.T) {
+	e := requireEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	admin := e.Client
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	recs := map[string]*recorder{controller: {component: controller}, server: {component: server}, daemon: {component: daemon}}
+	base := e.Config
+
+	// What an installer leaves: the server's CA bundle and the worker pool's token.
+	ca := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: mcoNS, Name: "machine-config-server-ca"},
+		Data: map[string]string{"ca-bundle.crt": string(testenv.NewServingCA(t, t.TempDir()).CAPEM)}}
+	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: mcoNS, Name: protocol.ServerTokenSecretName("worker")},
+		Data: map[string][]byte{protocol.ServerTokenKey: []byte("observed-test-token")}}
+	for _, obj := range []client.Object{ca, token, machineConfig("00-worker", "")} {
+		if err := admin.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	run := func(name string, f func(context.Context) error) context.CancelFunc {
+		cctx, stop := context.WithCancel(ctx)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(cctx); err != nil && cctx.Err() == nil {
+				t.Errorf("%s stopped: %v", name, err)
+			}
+		}()
+		return stop
+	}
+
+	ca0, _ := userdata.ParseCASource("configmap:" + mcoNS + "/machine-config-server-ca")
+	mgr, err := mcc.NewManager(configAs(base, controller, recs[controller]), mcc.Options{
+		MetricsAddr: "0", ProbeAddr: "0", LeaderElection: true, LeaderElectionNamespace: mcoNS,
+		UserData: &userdata.Options{MachineAPINamespace: mapiNS, ServerNamespace: mcoNS, ServerHost: "mcs.example.com",
+			CA: ca0, SpecVersion: *semver.New("3.4.0")},
+		// As `mco controller` runs by default (--boot-images).
+		BootImages: &bootimagecontroller.Options{MachineAPINamespace: mapiNS, BootImagesNamespace: mcoNS,
+			DefaultArchitecture: "amd64", StubSpecVersion: *semver.New("3.4.0")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run("controller", mgr.Start)()
+
+	store := mcs.NewStore(time.Hour)
+	defer run("server", func(ctx context.Context) error {
+		return mcs.RunCluster(ctx, configAs(base, server, recs[server]), store, mcs.ClusterOptions{Namespace: mcoNS}, log)
+	})()
+
+	first := waitForTarget(ctx, t, admin, "")
+
+	// A node in the first rendered config, Ready, with a pod the drain must evict.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-0",
+		Labels:      map[string]string{"node-role.kubernetes.io/worker": ""},
+		Annotations: map[string]string{protocol.CurrentConfigAnnotation: first, protocol.DesiredConfigAnnotation: first, protocol.StateAnnotation: "Done"}}}
+	if err := admin.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}}
+	if err := admin.Status().Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "workload"},
+		Spec: corev1.PodSpec{NodeName: node.Name, TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers: []corev1.Container{{Name: "c", Image: "example.com/workload"}}}}
+	if err := admin.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+
+	root := t.TempDir()
+	for _, d := range []string{"etc/systemd/system", "run"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, data := range map[string]string{"etc/passwd": "root:x:0:0:root:/root:/bin/sh\n", "etc/group": "root:x:0:\n"} {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The agent; a reboot restarts it on the same root, as a real reboot restarts its pod.
+	restart := make(chan struct{}, 1)
+	var agentMu sync.Mutex
+	var stopAgent context.CancelFunc
+	startAgent := func() {
+		agentMu.Lock()
+		defer agentMu.Unlock()
+		stopAgent = run("agent", func(ctx context.Context) error {
+			return agent.Run(ctx, configAs(base, daemon, recs[daemon]), agent.Options{
+				NodeName: node.Name, Root: root, DriftInterval: time.Second, Log: log,
+				Systemd: noSystemd{}, OS: osimage.None{},
+				Rebooter: reboot.Func(func(context.Context, string) error { restart <- struct{}{}; return nil }),
+			})
+		})
+	}
+	startAgent()
+	defer func() { agentMu.Lock(); stopAgent(); agentMu.Unlock() }()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-restart:
+				agentMu.Lock()
+				stopAgent()
+				agentMu.Unlock()
+				startAgent()
+			}
+		}
+	}()
+
+	// The update: a file whose default disruption policy drains the node.
+	if err := admin.Create(ctx, machineConfig("99-worker-registries", "/etc/containers/registries.conf")); err != nil {
+		t.Fatal(err)
+	}
+	second := waitForTarget(ctx, t, admin, first)
+	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		var pool mcfgv1.MachineConfigPool
+		if err := admin.Get(ctx, client.ObjectKey{Name: "worker"}, &pool); err != nil {
+			return false, err
+		}
+		return pool.Status.Configuration.Name == second && pool.Status.UpdatedMachineCount == 1, nil
+	})
+	if err != nil {
+		var n corev1.Node
+		_ = admin.Get(context.Background(), client.ObjectKey{Name: node.Name}, &n)
+		t.Fatalf("worker-0 did not reach %s: %v; node annotations %v", second, err, n.Annotations)
+	}
+	if err := admin.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); err == nil {
+		t.Error("the drain did not evict the workload pod")
+	}
+	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		err := admin.Get(ctx, client.ObjectKey{Namespace: mapiNS, Name: protocol.ManagedUserDataSecretName("worker")}, &corev1.Secret{})
+		return err == nil && slices.Contains(store.Pools(), "worker"), client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		t.Fatalf("no worker-user-data-managed Secret or the server does not serve worker: %v", err)
+	}
+	time.Sleep(time.Second) // let the event broadcasters flush
+	cancel()
+	wg.Wait()
+
+	seen := map[apiCall]bool{}
+	for _, comp := range []string{controller, server, daemon} {
+		r := recs[comp]
+		r.mu.Lock()
+		calls := slices.Clone(r.calls)
+		r.mu.Unlock()
+		if len(calls) == 0 {
+			t.Errorf("%s sent no requests", comp)
+		}
+		for _, c := range calls {
+			if c.status == http.StatusForbidden {
+				t.Errorf("%s was refused %s (%s)", comp, c.apiCall, c.path)
+			}
+			if !listed(c.apiCall) {
+				t.Errorf("%s sent %s, which rbac_calls_test.go does not list: add the row and the rule (%s)", comp, c.apiCall, c.path)
+			}
+			for _, row := range apiCalls {
+				r := row
+				r.by = ""
+				o := c.apiCall
+				if r.name == "" {
+					o.name = ""
+				}
+				if r.namespace == "" {
+					o.namespace = ""
+				}
+				if o == r {
+					seen[r] = true
+				}
+			}
+		}
+	}
+	var unseen []string
+	for _, row := range apiCalls {
+		r := row
+		r.by = ""
+		if !seen[r] {
+			unseen = append(unseen, fmt.Sprintf("%s (%s)", r, row.by))
+		}
+	}
+	t.Logf("%d of %d table rows observed; not exercised by this scenario:\n  %s", len(apiCalls)-len(unseen), len(apiCalls), strings.Join(unseen, "\n  "))
+}
+
+// waitForTarget waits until the worker pool targets a rendered config other than previous.
+func waitForTarget(ctx context.Context, t *testing.T, c client.Client, previous string) string {
+	t.Helper()
+	var target string
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		var pool mcfgv1.MachineConfigPool
+		if err := c.Get(ctx, client.ObjectKey{Name: "worker"}, &pool); err != nil {
+			return false, err
+		}
+		target = pool.Spec.Configuration.Name
+		return target != "" && target != previous, nil
+	})
+	if err != nil {
+		t.Fatalf("worker pool never targeted a new rendered config (after %q): %v", previous, err)
+	}
+	return target
+}
+
+// machineConfig is a worker MachineConfig with one file at path, or none.
+func machineConfig(name, path string) *mcfgv1.MachineConfig {
+	ign := `{"ignition":{"version":"3.5.0"}}`
+	if path != "" {
+		ign = `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"` + path + `","mode":420,"contents":{"source":"data:,unqualified-search-registries%20%3D%20%5B%5D%0A"}}]}}`
+	}
+	return &mcfgv1.MachineConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{protocol.RoleLabel: "worker"}},
+		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(ign)}},
+	}
+}

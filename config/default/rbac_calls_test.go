@@ -1,0 +1,171 @@
+package install
+
+// The API calls mco's components make, found by reading the code. rbac_test.go checks the
+// RBAC in this directory against this table both ways: every call is allowed for its
+// component's ServiceAccount (kubectl auth can-i against the test API server, which enforces
+// RBAC), and every permission the shipped Roles grant is a call listed here. observed_test.go
+// runs the controller, the server and the agent under their ServiceAccounts and fails on any
+// request this table does not list.
+//
+// ADDING AN API CALL? Add its row here (and the rule to config/default/*-rbac.yaml, with a
+// comment saying why). Things that make calls without looking like it:
+//   - a controller-runtime client's Get/List of a kind goes through the informer cache: the
+//     calls are list and watch, not get, in every namespace the cache covers (see cacheOptions
+//     in internal/controller/manager.go), and For/Owns/Watches start such an informer too;
+//   - record.EventRecorder events about cluster-scoped objects go to namespace "default", and
+//     are created, then patched when repeated;
+//   - kubectl's drain helper lists pods and gets DaemonSets;
+//   - setting blockOwnerDeletion in an ownerReference needs update on the owner's finalizers
+//     where OwnerReferencesPermissionEnforcement admission runs (OpenShift).
+// Namespace "" is a cluster-scoped resource, or a namespaced one in every namespace.
+
+const (
+	controller = "controller"
+	server     = "server"
+	daemon     = "daemon"
+)
+
+// serviceAccounts maps each component to its ServiceAccount (in openshift-machine-config-operator).
+var serviceAccounts = map[string]string{controller: "mco-controller", server: "mco-server", daemon: "mco-daemon"}
+
+type apiCall struct {
+	component   string
+	verb        string
+	group       string
+	resource    string
+	subresource string
+	namespace   string
+	name        string // only when the code uses one fixed name and the rule is limited to it
+	by          string // which code makes the call
+}
+
+const (
+	mcfg     = "machineconfiguration.openshift.io"
+	operator = "operator.openshift.io"
+	machine  = "machine.openshift.io"
+)
+
+var apiCalls = []apiCall{
+	// mco controller: render (internal/controller/render)
+	{controller, "get", mcfg, "machineconfigpools", "", "", "", "render: Reconcile reads the pool (cache)"},
+	{controller, "list", mcfg, "machineconfigpools", "", "", "", "render/node/userdata: pool informer, poolsFor, GC references"},
+	{controller, "watch", mcfg, "machineconfigpools", "", "", "", "render/node/userdata: pool informer"},
+	{controller, "patch", mcfg, "machineconfigpools", "", "", "", "render: setTarget (spec.configuration)"},
+	{controller, "patch", mcfg, "machineconfigpools", "status", "", "", "render: patchStatus; node: writeStatus"},
+	{controller, "update", mcfg, "machineconfigpools", "finalizers", "", "", "render/userdata: blockOwnerDeletion on rendered MCs and managed Secrets (admission check)"},
+	{controller, "get", mcfg, "machineconfigs", "", "", "", "render: ensureRendered reads an existing rendered config (cache)"},
+	{controller, "list", mcfg, "machineconfigs", "", "", "", "render: informer, Reconcile, GC"},
+	{controller, "watch", mcfg, "machineconfigs", "", "", "", "render: informer"},
+	{controller, "create", mcfg, "machineconfigs", "", "", "", "render: ensureRendered"},
+	{controller, "update", mcfg, "machineconfigs", "", "", "", "render: ensureRendered restores a hand-edited rendered config"},
+	{controller, "delete", mcfg, "machineconfigs", "", "", "", "render: collectGarbage"},
+	// mco controller: node and drain (internal/controller/node, internal/controller/drain)
+	{controller, "get", "", "nodes", "", "", "", "drain: Reconcile reads the node (cache)"},
+	{controller, "list", "", "nodes", "", "", "", "node/drain: informer; render: GC references"},
+	{controller, "watch", "", "nodes", "", "", "", "node/drain: informer"},
+	{controller, "patch", "", "nodes", "", "", "", "node: desiredConfig + UpdateInProgress taint; drain: cordon, uncordon, drain annotations"},
+	{controller, "list", "", "pods", "", "", "", "drain: kubectl drain GetPodsForDeletion (field selector spec.nodeName)"},
+	{controller, "create", "", "pods", "eviction", "", "", "drain: kubectl drain EvictPod"},
+	{controller, "get", "apps", "daemonsets", "", "", "", "drain: kubectl drain daemonSetFilter"},
+	{controller, "list", "policy", "poddisruptionbudgets", "", "", "", "drain: budgetsCovering after a 429"},
+	// mco controller: user-data (internal/controller/userdata), with --server-host
+	{controller, "list", "", "secrets", "", mapiNS, "", "userdata: Secret informer (managed and installer user-data); bootimage: MachineSet user-data (cache)"},
+	{controller, "watch", "", "secrets", "", mapiNS, "", "userdata: Secret informer"},
+	{controller, "create", "", "secrets", "", mapiNS, "", "userdata: <pool>-user-data-managed"},
+	{controller, "update", "", "secrets", "", mapiNS, "", "userdata: managed Secret, installer CA rotation; bootimage: stub upgrade"},
+	{controller, "delete", "", "secrets", "", mapiNS, "", "userdata: deleteManaged for a deleted pool"},
+	{controller, "list", "", "secrets", "", mcoNS, "", "userdata: <pool>-mcs-token (cache); the Secret informer covers every cached namespace"},
+	{controller, "watch", "", "secrets", "", mcoNS, "", "userdata: Secret informer"},
+	{controller, "list", "", "configmaps", "", mcoNS, "", "userdata: CA bundle machine-config-server-ca (cache); bootimage: coreos-bootimages"},
+	{controller, "watch", "", "configmaps", "", mcoNS, "", "userdata, bootimage: ConfigMap informer"},
+	{controller, "list", "", "configmaps", "", mapiNS, "", "userdata/bootimage: the ConfigMap informer covers every cached namespace"},
+	{controller, "watch", "", "configmaps", "", mapiNS, "", "userdata/bootimage: the ConfigMap informer covers every cached namespace"},
+	// mco controller: boot images (internal/controller/bootimage)
+	{controller, "get", operator, "machineconfigurations", "", "", "", "bootimage: Reconcile (cache)"},
+	{controller, "list", operator, "machineconfigurations", "", "", "", "bootimage: informer"},
+	{controller, "watch", operator, "machineconfigurations", "", "", "", "bootimage: informer"},
+	{controller, "patch", operator, "machineconfigurations", "status", "", "", "bootimage: writeStatus"},
+	// The MachineSet informer is cluster-wide: cacheOptions does not limit MachineSets to
+	// --machine-api-namespace (sync lists InNamespace from the cache).
+	{controller, "list", machine, "machinesets", "", "", "", "bootimage: informer, sync"},
+	{controller, "watch", machine, "machinesets", "", "", "", "bootimage: informer"},
+	{controller, "patch", machine, "machinesets", "", mapiNS, "", "bootimage: reconcileMachineSet (providerSpec)"},
+	{controller, "create", "", "configmaps", "", mcoNS, "", "bootimage: saveHistory"},
+	{controller, "update", "", "configmaps", "", mcoNS, "machine-set-boot-image-history", "bootimage: saveHistory"},
+	// mco controller: leader election and events
+	{controller, "create", "coordination.k8s.io", "leases", "", mcoNS, "", "leader election: first start"},
+	{controller, "get", "coordination.k8s.io", "leases", "", mcoNS, "mco-controller", "leader election"},
+	{controller, "update", "coordination.k8s.io", "leases", "", mcoNS, "mco-controller", "leader election: renew"},
+	{controller, "create", "", "events", "", mcoNS, "", "leader election: events on the Lease"},
+	{controller, "patch", "", "events", "", mcoNS, "", "leader election: repeated events"},
+	{controller, "create", "", "events", "", "default", "", "render/node/drain/userdata/bootimage: events on pools, Nodes, MachineConfiguration"},
+	{controller, "patch", "", "events", "", "default", "", "repeated events"},
+	{controller, "create", "", "events", "", mapiNS, "", "userdata: events on installer Secrets; bootimage: on MachineSets"},
+	{controller, "patch", "", "events", "", mapiNS, "", "repeated events"},
+
+	// mco server, cluster mode (internal/server/cluster.go): informers only
+	{server, "list", mcfg, "machineconfigpools", "", "", "", "RunCluster informer"},
+	{server, "watch", mcfg, "machineconfigpools", "", "", "", "RunCluster informer"},
+	{server, "list", mcfg, "machineconfigs", "", "", "", "RunCluster informer"},
+	{server, "watch", mcfg, "machineconfigs", "", "", "", "RunCluster informer"},
+	{server, "list", mcfg, "controllerconfigs", "", "", "", "RunCluster informer (kubelet CA)"},
+	{server, "watch", mcfg, "controllerconfigs", "", "", "", "RunCluster informer"},
+	{server, "list", "", "secrets", "", mcoNS, "", "token Secrets, bootstrap token (informer in --namespace)"},
+	{server, "watch", "", "secrets", "", mcoNS, "", "informer in --namespace"},
+	{server, "list", "", "configmaps", "", mcoNS, "", "kubeconfig-data (informer in --namespace)"},
+	{server, "watch", "", "configmaps", "", mcoNS, "", "informer in --namespace"},
+
+	// mco daemon (internal/daemon/kube.go)
+	{daemon, "list", "", "nodes", "", "", "", "newCluster: informer on metadata.name=<node>"},
+	{daemon, "watch", "", "nodes", "", "", "", "newCluster: informer on metadata.name=<node>"},
+	{daemon, "patch", "", "nodes", "", "", "", "patchAnnotations (merge patch of its own annotations)"},
+	{daemon, "get", mcfg, "machineconfigs", "", "", "", "machineConfig: current and desired rendered configs"},
+	{daemon, "get", operator, "machineconfigurations", "", "", "cluster", "policies: node disruption policy"},
+	{daemon, "create", "", "events", "", "default", "", "event: on its Node"},
+	{daemon, "patch", "", "events", "", "default", "", "event: repeated"},
+}
+
+// forbidden are calls a component must never be able to make, whatever the table says.
+var forbidden = []apiCall{
+	{component: controller, verb: "delete", resource: "nodes"},
+	{component: controller, verb: "create", resource: "nodes"},
+	{component: controller, verb: "update", resource: "nodes", subresource: "status"},
+	{component: controller, verb: "delete", resource: "pods"},
+	{component: controller, verb: "create", resource: "pods"},
+	{component: controller, verb: "get", resource: "secrets", namespace: "kube-system"},
+	{component: controller, verb: "list", resource: "secrets"},
+	{component: controller, verb: "create", resource: "secrets", namespace: mcoNS},
+	{component: controller, verb: "update", resource: "secrets", namespace: mcoNS},
+	{component: controller, verb: "delete", group: mcfg, resource: "machineconfigpools"},
+	{component: controller, verb: "update", group: "apps", resource: "daemonsets", namespace: mcoNS},
+	{component: controller, verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings"},
+	{component: controller, verb: "escalate", group: "rbac.authorization.k8s.io", resource: "clusterroles"},
+	{component: controller, verb: "impersonate", resource: "users"},
+	{component: controller, verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: "kube-system"},
+	{component: controller, verb: "patch", group: machine, resource: "machinesets", namespace: "default"},
+
+	{component: server, verb: "create", group: mcfg, resource: "machineconfigs"},
+	{component: server, verb: "patch", group: mcfg, resource: "machineconfigpools"},
+	{component: server, verb: "patch", group: mcfg, resource: "machineconfigpools", subresource: "status"},
+	{component: server, verb: "update", resource: "secrets", namespace: mcoNS},
+	{component: server, verb: "delete", resource: "configmaps", namespace: mcoNS},
+	{component: server, verb: "get", resource: "secrets", namespace: "kube-system"},
+	{component: server, verb: "list", resource: "secrets"},
+	{component: server, verb: "create", resource: "events", namespace: "default"},
+	{component: server, verb: "patch", resource: "nodes"},
+	{component: server, verb: "list", resource: "nodes"},
+
+	{component: daemon, verb: "delete", resource: "nodes"},
+	{component: daemon, verb: "create", resource: "nodes"},
+	{component: daemon, verb: "update", resource: "nodes"},
+	{component: daemon, verb: "patch", resource: "nodes", subresource: "status"},
+	{component: daemon, verb: "get", resource: "secrets", namespace: mcoNS},
+	{component: daemon, verb: "list", resource: "secrets"},
+	{component: daemon, verb: "list", resource: "pods"},
+	{component: daemon, verb: "create", resource: "pods", subresource: "eviction"},
+	{component: daemon, verb: "update", group: mcfg, resource: "machineconfigs"},
+	{component: daemon, verb: "list", group: mcfg, resource: "machineconfigs"},
+	{component: daemon, verb: "patch", group: mcfg, resource: "machineconfigpools"},
+	{component: daemon, verb: "get", group: operator, resource: "machineconfigurations", name: "other"},
+	{component: daemon, verb: "update", group: operator, resource: "machineconfigurations", name: "cluster"},
+}
