@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"testing"
 
@@ -12,19 +10,8 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("integration tests need a control plane; skipped by -short")
-		os.Exit(0)
-	}
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping control plane:", err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.RunWithControlPlane(m, "cross-component", func(e *testenv.Env) (func(), error) {
+		env = e
+		return nil, nil
+	}))
 }

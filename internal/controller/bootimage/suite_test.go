@@ -2,7 +2,6 @@ package bootimage
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,11 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/mco-dev/mco/internal/bootimage"
 	"github.com/mco-dev/mco/internal/protocol"
-	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
@@ -35,44 +32,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("boot image controller integration tests need a control plane; skipped by -short")
-		os.Exit(0)
-	}
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	env, err := testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	k8sClient = env.Client
-	if err := seed(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	r := &Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("bootimage-test"), Options: testOpts}
-	if err := r.SetupWithManager(mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
+	os.Exit(testenv.RunWithManager(m, "boot image controller", func(env *testenv.Env, mgr ctrl.Manager) error {
+		k8sClient = env.Client
+		if err := seed(context.Background()); err != nil {
+			return err
 		}
-	}()
-	return m.Run()
+		r := &Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("bootimage-test"), Options: testOpts}
+		return r.SetupWithManager(mgr)
+	}))
 }
 
 // seed creates the namespaces, the golden ConfigMap, the user-data Secret most MachineSets use

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -33,29 +32,15 @@ var (
 const testDrainThreshold = 2 * time.Second
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("node controller integration tests need a control plane; skipped by -short")
-		os.Exit(0)
-	}
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := startControllers(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	k8sClient = env.Client
-	return m.Run()
+	os.Exit(testenv.RunWithControlPlane(m, "node controller", func(e *testenv.Env) (func(), error) {
+		env, k8sClient = e, e.Client
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := startControllers(ctx); err != nil {
+			cancel()
+			return nil, err
+		}
+		return cancel, nil
+	}))
 }
 
 func startControllers(ctx context.Context) error {
