@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
-	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/statusview"
 )
 
@@ -23,7 +22,7 @@ func newStatusCommand() *cobra.Command {
 		Short: "Show pools (target, counts, conditions) and nodes (pool, configs, state, phase)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := newClient(kubeconfig)
+			c, _, err := clientconfig.NewClient(kubeconfig)
 			if err != nil {
 				return err
 			}
@@ -57,7 +56,7 @@ target, 1 when it is Degraded, 2 when --timeout passes first.`,
 			if !ok || pool == "" {
 				return fmt.Errorf("want mcp/POOL, got %q", args[0])
 			}
-			c, err := newClient(kubeconfig)
+			c, _, err := clientconfig.NewClient(kubeconfig)
 			if err != nil {
 				return err
 			}
@@ -122,12 +121,4 @@ func fetch(ctx context.Context, c client.Client) ([]mcfgv1.MachineConfigPool, []
 		return nil, nil, err
 	}
 	return pools.Items, nodes.Items, nil
-}
-
-func newClient(kubeconfig string) (client.Client, error) {
-	cfg, err := clientconfig.Load(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme.Scheme})
 }

@@ -103,7 +103,7 @@ func pointAtManagedUserData(raw []byte, templateRole string) ([]byte, bool, erro
 	if ref == nil || name == "" {
 		return raw, false, nil
 	}
-	if strings.HasSuffix(name, "-user-data-managed") {
+	if _, managed := protocol.PoolOfManagedUserDataSecret(name); managed {
 		return raw, false, nil
 	}
 	role, ok := strings.CutSuffix(name, "-user-data")

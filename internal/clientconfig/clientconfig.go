@@ -8,6 +8,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/scheme"
 )
 
 // Load returns a REST config from kubeconfig if given, else from controller-runtime's defaults.
@@ -24,4 +27,14 @@ func Load(kubeconfig string) (*rest.Config, error) {
 		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
 	}
 	return cfg, nil
+}
+
+// NewClient is Load plus a controller-runtime client that knows mco's types.
+func NewClient(kubeconfig string) (client.Client, *rest.Config, error) {
+	cfg, err := Load(kubeconfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	return c, cfg, err
 }

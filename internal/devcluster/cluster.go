@@ -15,8 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
-	"github.com/mco-dev/mco/internal/protocol"
-	"github.com/mco-dev/mco/internal/scheme"
+	"github.com/mco-dev/mco/internal/rollout"
 )
 
 // Options for Up.
@@ -72,7 +71,7 @@ func Up(ctx context.Context, opts Options) error {
 	if err := writeKubeconfig(kubeconfig, apiURL, certs); err != nil {
 		return err
 	}
-	c, err := newClient(kubeconfig)
+	c, _, err := clientconfig.NewClient(kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -105,7 +104,7 @@ func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	c, err := newClient(filepath.Join(dir, "kubeconfig"))
+	c, _, err := clientconfig.NewClient(filepath.Join(dir, "kubeconfig"))
 	if err != nil {
 		return "", err
 	}
@@ -124,10 +123,11 @@ func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) 
 
 // startMCO runs the controller and the Machine Config Server against the dev API server.
 func (s *State) startMCO(dir, mco, kubeconfig string, certs pki) error {
-	port, _, _, err := freePorts3()
+	ports, err := freePorts(1)
 	if err != nil {
 		return err
 	}
+	port := ports[0]
 	serverHost := "127.0.0.1:" + strconv.Itoa(port)
 	s.ServerURL = "https://" + serverHost
 	if err := s.start(dir, "server", mco, "server", "--kubeconfig", kubeconfig, "--namespace", ServerNamespace,
@@ -189,14 +189,6 @@ func (s *State) anyAlive() bool {
 	return false
 }
 
-func newClient(kubeconfig string) (client.Client, error) {
-	cfg, err := clientconfig.Load(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme.Scheme})
-}
-
 // waitNodesDone waits until every dev node has a current config equal to its desired one and
 // state Done, failing early if an agent process died.
 func waitNodesDone(ctx context.Context, c client.Client, st *State, timeout time.Duration) error {
@@ -224,12 +216,9 @@ func waitNodesDone(ctx context.Context, c client.Client, st *State, timeout time
 
 func pendingNodes(nodes []corev1.Node) []string {
 	var pending []string
-	for _, n := range nodes {
-		a := n.Annotations
-		current, desired := a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation]
-		state := a[protocol.StateAnnotation]
-		if current == "" || (desired != "" && current != desired) || (state != "" && state != string(protocol.NodeDone)) {
-			pending = append(pending, n.Name)
+	for i := range nodes {
+		if !rollout.Done(&nodes[i]) {
+			pending = append(pending, nodes[i].Name)
 		}
 	}
 	return pending

@@ -19,10 +19,11 @@ import (
 // startControlPlane starts etcd and kube-apiserver from toolsDir and waits until the API server
 // is ready. It returns the API server URL.
 func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, certs pki) (string, error) {
-	etcdPort, peerPort, apiPort, err := freePorts3()
+	ports, err := freePorts(3)
 	if err != nil {
 		return "", err
 	}
+	etcdPort, peerPort, apiPort := ports[0], ports[1], ports[2]
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdPort)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
 	if err := s.start(dir, "etcd", filepath.Join(toolsDir, "etcd"),
@@ -108,21 +109,17 @@ func writeKubeconfig(path, apiURL string, certs pki) error {
 	return clientcmd.WriteToFile(*cfg, path)
 }
 
-func freePorts3() (int, int, int, error) {
-	var ports [3]int
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	for i := range ports {
+// freePorts asks the kernel for n distinct free loopback ports, holding each until all are
+// chosen so none is handed out twice.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return 0, 0, 0, err
+			return nil, err
 		}
-		listeners = append(listeners, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	return ports[0], ports[1], ports[2], nil
+	return ports, nil
 }

@@ -3,6 +3,8 @@
 // The keys are the OpenShift ones on purpose, so `oc`-era scripts keep working.
 package protocol
 
+import "strings"
+
 const prefix = "machineconfiguration.openshift.io/"
 
 // Node annotations: the only channel between the controller and the node agent.
@@ -108,7 +110,10 @@ const (
 )
 
 // ServerTokenSecretName is the Secret, in the server's namespace, holding pool's bearer tokens.
-func ServerTokenSecretName(pool string) string { return pool + "-mcs-token" }
+func ServerTokenSecretName(pool string) string { return pool + serverTokenSuffix }
+
+// PoolOfServerTokenSecret is the pool a token Secret name belongs to.
+func PoolOfServerTokenSecret(name string) (string, bool) { return cutPool(name, serverTokenSuffix) }
 
 // IsManagedUserData reports whether labels mark a Secret as mco's own pointer config.
 func IsManagedUserData(labels map[string]string) bool {
@@ -117,7 +122,22 @@ func IsManagedUserData(labels map[string]string) bool {
 }
 
 // ManagedUserDataSecretName is the pointer-Ignition Secret mco keeps for pool.
-func ManagedUserDataSecretName(pool string) string { return pool + "-user-data-managed" }
+func ManagedUserDataSecretName(pool string) string { return pool + managedUserDataSuffix }
+
+// PoolOfManagedUserDataSecret is the pool a managed user-data Secret name belongs to.
+func PoolOfManagedUserDataSecret(name string) (string, bool) {
+	return cutPool(name, managedUserDataSuffix)
+}
+
+const (
+	serverTokenSuffix     = "-mcs-token"
+	managedUserDataSuffix = "-user-data-managed"
+)
+
+func cutPool(name, suffix string) (string, bool) {
+	pool, ok := strings.CutSuffix(name, suffix)
+	return pool, ok && pool != ""
+}
 
 // Boot image management.
 const (

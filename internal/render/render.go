@@ -92,10 +92,12 @@ func Render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, opts Op
 			return nil, err
 		}
 	}
-	name, err := Name(pool.Name, spec)
+	// The spec is most of the object and is serialised once, for the name and for the size.
+	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
 	}
+	name := nameFor(pool.Name, specJSON)
 	sources := make([]corev1.ObjectReference, len(selected))
 	for i, mc := range selected {
 		sources[i] = corev1.ObjectReference{Kind: "MachineConfig", Name: mc.Name, APIVersion: mcfgv1.GroupVersion.String()}
@@ -114,10 +116,23 @@ func Render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, opts Op
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 		}}
 	}
-	if size, err := json.Marshal(rendered); err == nil && len(size) > MaxRenderedSize {
-		return nil, &Error{Reason: fmt.Sprintf("pool %s: rendered config is %d bytes, over the %d byte limit; move large files out of MachineConfigs", pool.Name, len(size), MaxRenderedSize)}
+	if size := renderedSize(rendered, specJSON); size > MaxRenderedSize {
+		return nil, &Error{Reason: fmt.Sprintf("pool %s: rendered config is %d bytes, over the %d byte limit; move large files out of MachineConfigs", pool.Name, size, MaxRenderedSize)}
 	}
 	return &Result{Config: rendered, Sources: sources, Ignition: merged}, nil
+}
+
+// renderedSize is the length of mc as JSON, given its spec's JSON: the small rest is serialised
+// on its own instead of the whole object again.
+func renderedSize(mc *mcfgv1.MachineConfig, specJSON []byte) int {
+	rest, err := json.Marshal(struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata"`
+	}{mc.TypeMeta, mc.ObjectMeta})
+	if err != nil {
+		return len(specJSON)
+	}
+	return len(rest) + len(`,"spec":`) + len(specJSON)
 }
 
 // checkMerged enforces rules about the combination of MachineConfigs.

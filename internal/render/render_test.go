@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -320,6 +321,20 @@ func TestNameIsContentAddressed(t *testing.T) {
 	changed := mustRender(t, pool, []*mcfgv1.MachineConfig{rawMC("00-a", "worker", ign35+`,"storage":{"files":[{"path":"/etc/a","contents":{"source":"data:,b"}}]}}`)}, Options{})
 	if changed.Config.Name == first.Config.Name {
 		t.Fatal("different content, same name")
+	}
+}
+
+func TestRenderedSizeIsTheObjectsJSONLength(t *testing.T) {
+	pool := workerPool(t)
+	pool.UID = "1234"
+	res := mustRender(t, pool, []*mcfgv1.MachineConfig{rawMC("00-a", "worker", ign35+`,"storage":{"files":[{"path":"/etc/a","contents":{"source":"data:,a"}}]}}`)}, Options{ControllerVersion: "v"})
+	whole, err := json.Marshal(res.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := json.Marshal(res.Config.Spec)
+	if got := renderedSize(res.Config, spec); got != len(whole) {
+		t.Fatalf("renderedSize = %d, json.Marshal gives %d", got, len(whole))
 	}
 }
 

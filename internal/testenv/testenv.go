@@ -62,11 +62,15 @@ func ToolsDir() string {
 // Tool returns the path of a binary built by `make tools`, or an error telling how to get it.
 func Tool(name string) (string, error) {
 	path := filepath.Join(ToolsDir(), name)
-	info, err := os.Stat(path)
-	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+	if !executable(path) {
 		return "", fmt.Errorf("%s not found at %s: run `make tools` (or set %s)", name, path, ToolsDirEnv)
 	}
 	return path, nil
+}
+
+func executable(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.IsDir() && info.Mode()&0o111 != 0
 }
 
 // RequireTool is Tool for tests: a missing binary fails the test.
@@ -153,7 +157,7 @@ func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
 func RequireMCO(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(RepoRoot(), "bin", "mco")
-	if info, err := os.Stat(path); err != nil || info.Mode()&0o111 == 0 {
+	if !executable(path) {
 		t.Fatalf("%s not found: run `make build`", path)
 	}
 	return path

@@ -19,7 +19,6 @@ import (
 	"github.com/mco-dev/mco/internal/manifest"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
-	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
@@ -54,11 +53,7 @@ func startCluster(t *testing.T, ctx context.Context, nodes int) (*cluster, *unav
 	if err := devcluster.Up(ctx, devcluster.Options{Dir: dir, Nodes: nodes, NodePools: []string{"worker"}, ToolsDir: testenv.ToolsDir(), MCO: mco}); err != nil {
 		t.Fatalf("mco dev up: %v", err)
 	}
-	cfg, err := clientconfig.Load(filepath.Join(dir, "kubeconfig"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	c, cfg, err := clientconfig.NewClient(filepath.Join(dir, "kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}

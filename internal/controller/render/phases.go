@@ -102,18 +102,18 @@ func (r *Reconciler) patchStatus(ctx context.Context, pool *mcfgv1.MachineConfig
 	return r.Client.Status().Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
-// collectGarbage deletes the pool's old rendered configs that nothing references.
-func (r *Reconciler) collectGarbage(ctx context.Context, pool *mcfgv1.MachineConfigPool) error {
-	var mcs mcfgv1.MachineConfigList
+// collectGarbage deletes the pool's old rendered configs that nothing references; mcs is the
+// list the reconcile already read.
+func (r *Reconciler) collectGarbage(ctx context.Context, pool *mcfgv1.MachineConfigPool, mcs []mcfgv1.MachineConfig) error {
 	var pools mcfgv1.MachineConfigPoolList
 	var nodes corev1.NodeList
-	for _, list := range []client.ObjectList{&mcs, &pools, &nodes} {
+	for _, list := range []client.ObjectList{&pools, &nodes} {
 		if err := r.Client.List(ctx, list); err != nil {
 			return err
 		}
 	}
 	var owned []mcfgv1.MachineConfig
-	for _, mc := range mcs.Items {
+	for _, mc := range mcs {
 		if metav1.IsControlledBy(&mc, pool) {
 			owned = append(owned, mc)
 		}

@@ -119,7 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.patchStatus(ctx, pool, corev1.ConditionFalse, "", ""); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, r.collectGarbage(ctx, pool)
+	return reconcile.Result{}, r.collectGarbage(ctx, pool, mcList.Items)
 }
 
 func findConfig(all []*mcfgv1.MachineConfig, name string) *mcfgv1.MachineConfig {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"strings"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -50,11 +49,13 @@ func (r *ManagedReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 func (r *ManagedReconciler) poolOfSecret(_ context.Context, obj client.Object) []reconcile.Request {
 	ns, name := obj.GetNamespace(), obj.GetName()
+	if pool, ok := protocol.PoolOfManagedUserDataSecret(name); ok && ns == r.Options.MachineAPINamespace {
+		return poolRequest(pool)
+	}
+	if pool, ok := protocol.PoolOfServerTokenSecret(name); ok && ns == r.Options.ServerNamespace {
+		return poolRequest(pool)
+	}
 	switch {
-	case ns == r.Options.MachineAPINamespace && strings.HasSuffix(name, "-user-data-managed"):
-		return poolRequest(strings.TrimSuffix(name, "-user-data-managed"))
-	case ns == r.Options.ServerNamespace && strings.HasSuffix(name, "-mcs-token"):
-		return poolRequest(strings.TrimSuffix(name, "-mcs-token"))
 	case r.Options.CA.Kind == "secret" && r.Options.CA.Matches(obj):
 		return r.allPools(context.Background())
 	}
