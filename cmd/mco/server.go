@@ -14,10 +14,9 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/render"
 	"github.com/mco-dev/mco/internal/server"
 )
@@ -61,7 +60,7 @@ Endpoints: GET|HEAD /config/<pool>, /healthz; Prometheus metrics on --metrics-bi
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "cluster mode: kubeconfig file (default $KUBECONFIG, else in-cluster config)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "cluster mode: kubeconfig file (default $KUBECONFIG, else in-cluster, else ~/.kube/config)")
 	fl.StringVar(&f.bootstrapDir, "bootstrap-dir", "", "bootstrap mode: serve from this OpenShift bootstrap directory")
 	fl.StringVar(&f.bootstrapKubeconfig, "bootstrap-kubeconfig", "", "bootstrap and from-dir modes: file served as /etc/kubernetes/kubeconfig (optional)")
 	fl.StringVar(&f.fromDir, "from-dir", "", "from-dir mode: render and serve the MachineConfig and MachineConfigPool manifests in this directory")
@@ -126,26 +125,12 @@ func serverSource(f serverFlags, log *slog.Logger) (server.Source, error) {
 	if f.tokensFile != "" {
 		return nil, errors.New("--tokens-file is for the standalone modes; in cluster mode tokens come from Secrets <pool>-mcs-token")
 	}
-	cfg, err := restConfig(f.kubeconfig)
+	cfg, err := clientconfig.Load(f.kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	opts := server.ClusterOptions{Namespace: f.namespace, APIServerURL: f.apiServerURL, BootstrapTokenSecret: f.bootstrapTokenSecret}
 	return func(ctx context.Context, s *server.Store) error { return server.RunCluster(ctx, cfg, s, opts, log) }, nil
-}
-
-// restConfig loads an explicit kubeconfig, else $KUBECONFIG, else the in-cluster config.
-func restConfig(path string) (*rest.Config, error) {
-	if path == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
-		cfg, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("no --kubeconfig, no $KUBECONFIG and not in a cluster: %w", err)
-		}
-		return cfg, nil
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = path
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
 }
 
 func portAddress(host string, port int) string {

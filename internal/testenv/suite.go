@@ -15,7 +15,7 @@ import (
 
 // RunWithManager is a package's TestMain for integration suites: one control plane for the whole
 // package, a manager on which setup registers the controllers under test, started before the
-// tests run. -short skips the suite, since it needs the binaries `make tools` builds:
+// tests run. Under -short only the package's pure tests run (see Integration):
 //
 //	func TestMain(m *testing.M) { os.Exit(testenv.RunWithManager(m, "drain controller", setup)) }
 func RunWithManager(m *testing.M, what string, setup func(*Env, ctrl.Manager) error) int {
@@ -42,8 +42,8 @@ func RunWithManager(m *testing.M, what string, setup func(*Env, ctrl.Manager) er
 func RunWithControlPlane(m *testing.M, what string, setup func(*Env) (func(), error)) int {
 	flag.Parse()
 	if testing.Short() {
-		fmt.Printf("%s integration tests need a control plane; skipped by -short\n", what)
-		return 0
+		// The package's pure tests still run; Integration skips the rest.
+		return m.Run()
 	}
 	env, err := Start()
 	if err != nil {
@@ -63,5 +63,19 @@ func RunWithControlPlane(m *testing.M, what string, setup func(*Env) (func(), er
 	if stop != nil {
 		defer stop()
 	}
+	controlPlaneUp = true
 	return m.Run()
+}
+
+// controlPlaneUp is set once RunWithControlPlane started the suite's control plane.
+var controlPlaneUp bool
+
+// Integration marks a test that needs the suite's control plane. Under -short (`make unit`)
+// RunWithControlPlane starts none, runs the package's pure tests and this skips the others; in
+// `make test` the control plane always starts or the suite fails.
+func Integration(t testing.TB) {
+	t.Helper()
+	if !controlPlaneUp {
+		t.Skip("integration test: needs the control plane, which -short does not start")
+	}
 }

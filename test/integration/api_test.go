@@ -13,9 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mco-dev/mco/config/pools"
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 func TestMachineConfigAndPoolRoundTrip(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := env.Client

@@ -18,6 +18,7 @@ import (
 	"github.com/mco-dev/mco/internal/bootimage"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 // optOutAfter restores the suite's state (nothing enrolled, the controller caught up) when a
@@ -30,6 +31,7 @@ func optOutAfter(t *testing.T) {
 }
 
 func TestSelectionModes(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	optOutAfter(t)
@@ -97,6 +99,7 @@ func TestSelectionModes(t *testing.T) {
 }
 
 func TestStubUpgradedBeforePatch(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	optOutAfter(t)
@@ -162,6 +165,7 @@ func TestStubUpgradedBeforePatch(t *testing.T) {
 // say so in the Degraded condition and the metric, and leave the MachineSet alone; opting the
 // MachineSet out clears it.
 func TestHotLoopDetected(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	optOutAfter(t)
@@ -225,6 +229,7 @@ func TestHotLoopDetected(t *testing.T) {
 }
 
 func TestMissingOrBrokenStream(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	optOutAfter(t)
@@ -266,6 +271,7 @@ func TestMissingOrBrokenStream(t *testing.T) {
 }
 
 func TestOtherMachineConfigurationsIgnored(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	other := machineConfiguration("not-cluster", all)

@@ -16,9 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 func TestDrainEvictsKeepsDaemonSetPodsAndUncordons(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const ns = "drain-plain"
@@ -68,6 +70,7 @@ func TestDrainEvictsKeepsDaemonSetPodsAndUncordons(t *testing.T) {
 // A drain that started (per its annotation) an hour ago, before a controller restart, is over
 // the threshold at once; a node uncordoned mid-drain is cordoned again.
 func TestBlockedDrainResumesFromAnnotationAndRecordons(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const ns = "drain-blocked"

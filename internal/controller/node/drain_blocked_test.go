@@ -16,6 +16,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 // With no kube-controller-manager, nothing computes a PodDisruptionBudget's status; the test
@@ -23,6 +24,7 @@ import (
 // kubelet, the test marks the pod Running, and an evicted pod disappears only because its grace
 // period is 0.
 func TestDrainBlockedByPodDisruptionBudget(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const role, ns = "pdb", "pdb-app"

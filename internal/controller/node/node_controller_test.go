@@ -13,9 +13,11 @@ import (
 
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 func TestRolloutRespectsMaxUnavailable(t *testing.T) {
+	testenv.Integration(t)
 	for _, tc := range []struct {
 		role  string
 		mu    intstr.IntOrString
@@ -61,6 +63,7 @@ func TestRolloutRespectsMaxUnavailable(t *testing.T) {
 }
 
 func TestPausedPoolWaitsUntilUnpaused(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const role = "paused"
@@ -88,6 +91,7 @@ func TestPausedPoolWaitsUntilUnpaused(t *testing.T) {
 }
 
 func TestDegradedNodeHaltsRolloutAndIsNamed(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const role = "degrade"
@@ -120,6 +124,7 @@ func TestDegradedNodeHaltsRolloutAndIsNamed(t *testing.T) {
 }
 
 func TestCustomPoolNodeCountedOnlyThere(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	worker := newPool(t, ctx, protocol.WorkerPool, "worker", "rendered-worker-1", nil)

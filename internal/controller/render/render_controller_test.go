@@ -16,6 +16,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 // Each test uses its own role so pools and MachineConfigs of different tests never mix.
@@ -64,6 +65,7 @@ func targetIsNot(name string) func(*mcfgv1.MachineConfigPool) bool {
 }
 
 func TestRenderLifecycle(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const role = "lifecycle"
@@ -166,6 +168,7 @@ func TestRenderLifecycle(t *testing.T) {
 }
 
 func TestGarbageCollectionKeepsReferencedConfigs(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const role = "gc"
@@ -213,6 +216,7 @@ func TestGarbageCollectionKeepsReferencedConfigs(t *testing.T) {
 }
 
 func TestEmptySelectorRendersNothing(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pool := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "selects-all"}, Spec: mcfgv1.MachineConfigPoolSpec{MachineConfigSelector: &metav1.LabelSelector{}}}

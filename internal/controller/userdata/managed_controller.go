@@ -13,8 +13,10 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mco-dev/mco/internal/protocol"
@@ -41,7 +43,9 @@ type ManagedReconciler struct {
 func (r *ManagedReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("userdata").
-		For(&mcfgv1.MachineConfigPool{}).
+		// Only a pool's name and UID go into its Secret: status churn during a rollout must not
+		// rebuild and re-validate every pointer config.
+		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.poolOfSecret)).
 		Watches(r.Options.CA.Object(), handler.EnqueueRequestsFromMapFunc(r.allPoolsIfCA)).
 		Complete(r)
@@ -55,10 +59,7 @@ func (r *ManagedReconciler) poolOfSecret(_ context.Context, obj client.Object) [
 	if pool, ok := protocol.PoolOfServerTokenSecret(name); ok && ns == r.Options.ServerNamespace {
 		return poolRequest(pool)
 	}
-	switch {
-	case r.Options.CA.Kind == "secret" && r.Options.CA.Matches(obj):
-		return r.allPools(context.Background())
-	}
+	// A CA kept in a Secret is handled by the CA watch.
 	return nil
 }
 

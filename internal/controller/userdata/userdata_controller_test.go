@@ -15,6 +15,7 @@ import (
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 const (
@@ -24,6 +25,7 @@ const (
 
 // The scenarios run in order against one control plane: each builds on the state the last left.
 func TestUserDataSecrets(t *testing.T) {
+	testenv.Integration(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, ns := range []string{testOpts.MachineAPINamespace, testOpts.ServerNamespace} {
