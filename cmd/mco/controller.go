@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/coreos/go-semver/semver"
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -14,6 +13,7 @@ import (
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	"github.com/mco-dev/mco/internal/controller/drain"
 	"github.com/mco-dev/mco/internal/controller/userdata"
+	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/version"
 )
 
@@ -59,11 +59,9 @@ Ignition stubs to spec 3.`,
 				if ud.CA, err = userdata.ParseCASource(caSource); err != nil {
 					return fmt.Errorf("--server-ca: %w", err)
 				}
-				v, err := semver.NewVersion(userDataSpec)
-				if err != nil {
+				if ud.SpecVersion, err = ignition.ParseLooseVersion(userDataSpec); err != nil {
 					return fmt.Errorf("--user-data-spec-version: %w", err)
 				}
-				ud.SpecVersion = *v
 				opts.UserData = &ud
 			}
 			if bootImages {

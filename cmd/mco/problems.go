@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -66,8 +65,6 @@ func (p *problems) report(cmd *cobra.Command, what string) error {
 	return &exitError{code: 1, err: fmt.Errorf("%s: %d %s", what, len(p.list), noun)}
 }
 
-var rawPosition = regexp.MustCompile(` \(line \d+ col \d+\)`)
-
 // where is a problem's place, for sorting: its file and document, or no file.
 type where struct {
 	file string
@@ -114,9 +111,9 @@ func located(set *manifest.Set, pool *mcfgv1.MachineConfigPool, err error) []err
 	out := make([]error, 0, len(list))
 	for _, e := range list {
 		if src, ok := set.MachineConfigSource(e.MachineConfig); ok && e.MachineConfig != "" {
-			// Ignition's positions count in spec.config re-serialised as one-line JSON, which the
-			// admin never wrote; the file position FieldError finds replaces them.
-			out = append(out, src.FieldError(e.Field, rawPosition.ReplaceAllString(e.Reason, "")))
+			// Ignition's positions (e.Line, e.Column) count in spec.config re-serialised as one-line
+			// JSON, which the admin never wrote; the file position FieldError finds replaces them.
+			out = append(out, src.FieldError(e.Field, e.Reason))
 			continue
 		}
 		if pool == nil || e.MachineConfig != "" {

@@ -64,7 +64,7 @@ Bad input exits 1 listing every problem as "file:document: field: reason".`,
 	fl.StringVar(&f.pool, "pool", "", "pool to render (required)")
 	fl.StringVarP(&f.output, "output", "o", "", "output format: yaml or json (default yaml; json with --ignition)")
 	fl.BoolVar(&f.ignitionOnly, "ignition", false, "print only the rendered Ignition config")
-	fl.StringVar(&f.specVersion, "spec-version", ignition.CanonicalVersion.String(), "Ignition spec version for --ignition: "+servableList())
+	fl.StringVar(&f.specVersion, "spec-version", ignition.CanonicalVersion.String(), "Ignition spec version for --ignition: "+ignition.ServableList())
 	fl.StringVar(&f.osImageURL, "os-image-url", "", "OS image the pool gets when no MachineConfig sets osImageURL")
 	fl.StringVar(&f.extensionsImage, "base-os-extensions-image", "", "extensions image the pool gets when no MachineConfig sets baseOSExtensionsContainerImage")
 	_ = cmd.MarkFlagRequired("pool")
@@ -126,24 +126,14 @@ func poolFor(set *manifest.Set, name string) (*mcfgv1.MachineConfigPool, error) 
 	return nil, fmt.Errorf("--pool %s: no MachineConfigPool %q in the manifests given, and it is not a built-in pool (%s)", name, name, strings.Join(pools.Names, ", "))
 }
 
-// parseSpecVersion accepts "3.4.0" and the short "3.4".
+// parseSpecVersion accepts any servable spec in the forms ignition.ParseLooseVersion reads,
+// so "3.4" works as well as "3.4.0".
 func parseSpecVersion(s string) (semver.Version, error) {
-	if strings.Count(s, ".") == 1 {
-		s += ".0"
+	v, err := ignition.ParseLooseVersion(s)
+	if err != nil || !ignition.IsServable(v) {
+		return semver.Version{}, fmt.Errorf("--spec-version %s: want one of %s", s, ignition.ServableList())
 	}
-	v, err := semver.NewVersion(s)
-	if err != nil || !ignition.IsServable(*v) {
-		return semver.Version{}, fmt.Errorf("--spec-version %s: want one of %s", s, servableList())
-	}
-	return *v, nil
-}
-
-func servableList() string {
-	names := make([]string, len(ignition.ServableVersions))
-	for i, v := range ignition.ServableVersions {
-		names[i] = v.String()
-	}
-	return strings.Join(names, ", ")
+	return v, nil
 }
 
 // ignitionOutput prints Ignition as JSON by default, since that is what machines consume.

@@ -163,6 +163,10 @@ Error: bad input: 2 problems
 		args:   []string{"render", "--pool", "worker", "--ignition", "--spec-version", "3.0.0", manifests},
 		stderr: "Error: --spec-version 3.0.0: want one of 3.5.0, 3.4.0, 3.3.0, 3.2.0, 3.1.0, 2.2.0\n",
 	}, {
+		name:   "unparseable spec version is named as given",
+		args:   []string{"render", "--pool", "worker", "--ignition", "--spec-version", "3.x", manifests},
+		stderr: "Error: --spec-version 3.x: want one of 3.5.0, 3.4.0, 3.3.0, 3.2.0, 3.1.0, 2.2.0\n",
+	}, {
 		name:   "--spec-version without --ignition",
 		args:   []string{"render", "--pool", "worker", "--spec-version", "3.4.0", manifests},
 		stderr: "Error: --spec-version applies to --ignition output only\n",

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
@@ -47,11 +46,14 @@ func runValidate(cmd *cobra.Command, poolName string, paths []string) error {
 	set, err := manifest.Load(manifest.Options{FCOSRole: poolName}, paths...)
 	found.addLoad(err)
 
+	// One cache for the run: each MachineConfig is parsed here and then selected by any number
+	// of pool renders, which reuse this parse.
+	parses := render.NewParseCache(len(set.MachineConfigs) + 1)
 	// Pools are rendered from the MachineConfigs that pass on their own, so problems that only
 	// show when configs merge are found too instead of hiding behind the first bad config.
 	var valid []*mcfgv1.MachineConfig
 	for _, mc := range set.MachineConfigs {
-		if _, err := render.ValidateMachineConfig(mc); err != nil {
+		if _, err := parses.Parse(mc); err != nil {
 			found.add(located(set, nil, err)...)
 			continue
 		}
@@ -77,7 +79,7 @@ func runValidate(cmd *cobra.Command, poolName string, paths []string) error {
 		if err != nil || len(selected) == 0 {
 			continue // selector problems are reported above; an empty selection is fine offline
 		}
-		_, err = render.Render(pool, valid, render.Options{ControllerVersion: version.Commit})
+		_, err = render.Render(pool, valid, render.Options{ControllerVersion: version.Commit, Parse: parses.Parse})
 		if err != nil {
 			found.add(located(set, pool, err)...)
 		}
@@ -93,11 +95,11 @@ func poolsToAdd(set *manifest.Set, name string) ([]*mcfgv1.MachineConfigPool, er
 		if set.Pool(name) != nil {
 			return nil, nil
 		}
-		if !slices.Contains(pools.Names, name) {
-			return nil, fmt.Errorf("--pool %s: no MachineConfigPool %q in the manifests given, and it is not a built-in pool", name, name)
+		p, err := poolFor(set, name)
+		if err != nil {
+			return nil, err
 		}
-		p, err := pools.Builtin(name)
-		return []*mcfgv1.MachineConfigPool{p}, err
+		return []*mcfgv1.MachineConfigPool{p}, nil
 	case len(set.Pools) > 0:
 		return nil, nil
 	}

@@ -41,7 +41,7 @@ Error: validation failed: 1 problem
 		name:   "unknown --pool",
 		args:   []string{"validate", "--pool", "gpu", manifests},
 		code:   1,
-		stderr: "--pool gpu: no MachineConfigPool \"gpu\" in the manifests given, and it is not a built-in pool\nError: validation failed: 1 problem\n",
+		stderr: "--pool gpu: no MachineConfigPool \"gpu\" in the manifests given, and it is not a built-in pool (master, worker)\nError: validation failed: 1 problem\n",
 	}, {
 		name:   "missing path",
 		args:   []string{"validate", "testdata/nope.yaml"},

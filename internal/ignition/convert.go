@@ -2,7 +2,11 @@ package ignition
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/coreos/go-semver/semver"
 	"github.com/coreos/ign-converter/translate/v32tov22"
@@ -24,14 +28,41 @@ var (
 	ServableVersions = []semver.Version{V3_5, V3_4, V3_3, V3_2, V3_1, V2_2}
 )
 
+// ServableList names ServableVersions, newest first, for messages.
+func ServableList() string {
+	names := make([]string, len(ServableVersions))
+	for i, v := range ServableVersions {
+		names[i] = v.String()
+	}
+	return strings.Join(names, ", ")
+}
+
 // IsServable reports whether Convert can produce spec v.
 func IsServable(v semver.Version) bool {
-	for _, s := range ServableVersions {
-		if s == v {
-			return true
-		}
+	return slices.Contains(ServableVersions, v)
+}
+
+// ParseLooseVersion reads a spec version as people and clients write it: "3", "3.4" or
+// "3.4.0", pre-release and build tags allowed and dropped. Ignition clients have sent each
+// form in Accept headers.
+func ParseLooseVersion(raw string) (semver.Version, error) {
+	core := raw
+	if i := strings.IndexAny(core, "-+"); i >= 0 {
+		core = core[:i]
 	}
-	return false
+	parts := strings.Split(core, ".")
+	if len(parts) > 3 {
+		return semver.Version{}, errors.New("too many components")
+	}
+	var nums [3]int64
+	for i, p := range parts {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || n < 0 {
+			return semver.Version{}, fmt.Errorf("component %q is not a number", p)
+		}
+		nums[i] = n
+	}
+	return semver.Version{Major: nums[0], Minor: nums[1], Patch: nums[2]}, nil
 }
 
 // Convert returns cfg as a JSON document of spec target. Going down fails, naming the spec, when
@@ -50,7 +81,7 @@ func convert(cfg Config, target semver.Version) (any, error) {
 		return cfg, nil
 	}
 	if !IsServable(target) {
-		return nil, fmt.Errorf("spec %s is not supported (supported: 2.2.0, 3.1.0–3.5.0)", target)
+		return nil, fmt.Errorf("spec %s is not supported (supported: %s)", target, ServableList())
 	}
 	c34, err := v35tov34.Translate(cfg)
 	if err != nil || target == V3_4 {

@@ -129,11 +129,37 @@ func TestConvertDownFailsClearlyOnNewerFeatures(t *testing.T) {
 	if _, err := Convert(cfg, V3_3); err != nil {
 		t.Fatalf("3.3 has kernelArguments: %v", err)
 	}
+	// Convert names the target spec in every error; only the field name shows the converter
+	// refused kernelArguments rather than failing for some other reason. ign-converter spells
+	// it as the Go field: "KernelArguments is not supported on 3.2".
 	_, err = Convert(cfg, V3_2)
-	if err == nil || !strings.Contains(err.Error(), "3.2.0") {
-		t.Fatalf("want an error naming spec 3.2.0, got %v", err)
+	if err == nil || !strings.Contains(err.Error(), "KernelArguments") {
+		t.Fatalf("want an error naming kernelArguments, got %v", err)
 	}
 	if _, err := Convert(cfg, MustVersion("3.0.0")); err == nil {
 		t.Fatal("3.0.0 has no conversion path and must be refused")
+	}
+}
+
+func TestParseLooseVersion(t *testing.T) {
+	for raw, want := range map[string]string{
+		"3": "3.0.0", "3.4": "3.4.0", "3.4.0": "3.4.0", "3.4.1-rc.1": "3.4.1", "2.2+build": "2.2.0",
+	} {
+		v, err := ParseLooseVersion(raw)
+		if err != nil || v.String() != want {
+			t.Errorf("ParseLooseVersion(%q) = %s, %v; want %s", raw, v, err, want)
+		}
+	}
+	for _, raw := range []string{"", "x", "3.x", "3.4.0.1", "-1"} {
+		if v, err := ParseLooseVersion(raw); err == nil {
+			t.Errorf("ParseLooseVersion(%q) = %s, want an error", raw, v)
+		}
+	}
+}
+
+func TestConvertRefusalNamesServableVersions(t *testing.T) {
+	_, err := Convert(Empty(), MustVersion("3.0.0"))
+	if err == nil || !strings.Contains(err.Error(), ServableList()) {
+		t.Fatalf("want the servable versions %s named, got %v", ServableList(), err)
 	}
 }

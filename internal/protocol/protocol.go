@@ -48,6 +48,13 @@ const (
 	NodeUnreconcilable NodeState = "Unreconcilable"
 )
 
+// PostConfigActionRebooting is the value of PostConfigActionAnnotation while a reboot is queued.
+const PostConfigActionRebooting = "Rebooting"
+
+// CoreUser is the only user a MachineConfig may configure after install, and so the only one
+// whose SSH keys and password the agent writes.
+const CoreUser = "core"
+
 // MaxReasonLength bounds ReasonAnnotation, like the original, so a huge error cannot bloat the Node.
 const MaxReasonLength = 2000
 
@@ -100,6 +107,11 @@ const (
 	ServerPort = 22623
 	// ServerTokenKey is the key of a pool's bearer token in its token Secret.
 	ServerTokenKey = "token"
+	// PreviousTokenKey, in a token Secret, is the token being rotated out: it stays valid until
+	// PreviousTokenExpiresKey (RFC 3339), so machines booting from pointer configs written
+	// before the rotation still get their config.
+	PreviousTokenKey        = "previous-token"
+	PreviousTokenExpiresKey = "previous-token-expires"
 	// ManagedUserDataLabel (value "") marks the <pool>-user-data-managed Secrets mco owns;
 	// installer-made user-data Secrets lack it. OpenShift's key, so its tooling recognises them.
 	ManagedUserDataLabel = prefix + "managed-ca-bundle-derived-from-configmap"

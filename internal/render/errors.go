@@ -16,6 +16,10 @@ type Error struct {
 	// Field is the path inside the MachineConfig, e.g. "spec.config.storage.files.0.mode".
 	Field  string
 	Reason string
+	// Line and Column are 1-based positions in spec.config as Ignition saw it; 0 when unknown.
+	// Kept apart from Reason because they count in the raw config, which a caller that knows
+	// the manifest file may replace with a position the admin can find.
+	Line, Column int64
 }
 
 func (e *Error) Error() string {
@@ -28,6 +32,9 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Reason)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, " (line %d col %d)", e.Line, e.Column)
+	}
 	return b.String()
 }
 
@@ -62,11 +69,7 @@ func configErrors(mc string, err error) Errors {
 		if p.Path != "" {
 			field += "." + p.Path
 		}
-		reason := p.Reason
-		if p.Line > 0 {
-			reason = fmt.Sprintf("%s (line %d col %d)", reason, p.Line, p.Column)
-		}
-		out = append(out, &Error{MachineConfig: mc, Field: field, Reason: reason})
+		out = append(out, &Error{MachineConfig: mc, Field: field, Reason: p.Reason, Line: p.Line, Column: p.Column})
 	}
 	return out
 }

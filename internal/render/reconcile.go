@@ -7,14 +7,12 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 
 	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // ForceFilePath is the marker file that tells the node agent to skip its drift check; a
 // MachineConfig must not be able to plant it on every node of a pool.
 const ForceFilePath = "/run/machine-config-daemon-force"
-
-// CoreUser is the only user a MachineConfig may configure after install.
-const CoreUser = "core"
 
 // Violation is one change a running node cannot apply in place.
 type Violation struct {
@@ -58,15 +56,15 @@ func userViolations(old, new []types.PasswdUser) []Violation {
 	}
 	var vs []Violation
 	for _, u := range new {
-		if u.Name != CoreUser {
+		if u.Name != protocol.CoreUser {
 			vs = append(vs, Violation{Field: "passwd.users", Key: u.Name, Reason: "only the core user can be configured after install"})
 		}
 	}
-	oldCore, newCore := findUser(old, CoreUser), findUser(new, CoreUser)
+	oldCore, newCore := findUser(old, protocol.CoreUser), findUser(new, protocol.CoreUser)
 	oldCore.SSHAuthorizedKeys, newCore.SSHAuthorizedKeys = nil, nil
 	oldCore.PasswordHash, newCore.PasswordHash = nil, nil
 	if !reflect.DeepEqual(oldCore, newCore) {
-		vs = append(vs, Violation{Field: "passwd.users", Key: CoreUser, Reason: "only sshAuthorizedKeys and passwordHash of core can change after install"})
+		vs = append(vs, Violation{Field: "passwd.users", Key: protocol.CoreUser, Reason: "only sshAuthorizedKeys and passwordHash of core can change after install"})
 	}
 	return vs
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/scheme"
 )
 
@@ -179,7 +180,7 @@ func (s *clusterSource) poolState(ctx context.Context, pool *mcfgv1.MachineConfi
 
 func (s *clusterSource) tokens(ctx context.Context, pool string) (*PoolTokens, error) {
 	var secret corev1.Secret
-	err := s.reader.Get(ctx, client.ObjectKey{Namespace: s.opts.Namespace, Name: TokenSecretName(pool)}, &secret)
+	err := s.reader.Get(ctx, client.ObjectKey{Namespace: s.opts.Namespace, Name: protocol.ServerTokenSecretName(pool)}, &secret)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -191,7 +192,7 @@ func (s *clusterSource) tokens(ctx context.Context, pool string) (*PoolTokens, e
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("Secret %s has no %q", secret.Name, TokenKey)
+		return nil, fmt.Errorf("Secret %s has no %q", secret.Name, protocol.ServerTokenKey)
 	}
 	return &t, nil
 }

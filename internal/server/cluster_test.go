@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
@@ -90,8 +91,8 @@ func TestClusterMode(t *testing.T) {
 
 	t.Log("a token Secret makes the pool require it")
 	must(t, c.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: TokenSecretName("worker"), Namespace: ns},
-		Data:       map[string][]byte{TokenKey: []byte("cluster-token")},
+		ObjectMeta: metav1.ObjectMeta{Name: protocol.ServerTokenSecretName("worker"), Namespace: ns},
+		Data:       map[string][]byte{protocol.ServerTokenKey: []byte("cluster-token")},
 	}))
 	waitFor(t, func() bool { return do(h, "GET", "/config/worker").Code == 403 })
 	if rec := do(h, "GET", "/config/worker", "Authorization", "Bearer cluster-token", "Accept", accept34); rec.Code != 200 {

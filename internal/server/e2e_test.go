@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mco-dev/mco/internal/controller/userdata"
+	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
@@ -54,7 +55,7 @@ func TestRealIgnitionClient(t *testing.T) {
 
 	for _, spec := range []string{"3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0"} {
 		t.Run(spec, func(t *testing.T) {
-			root, out, err := testenv.RunIgnition(t, pointerConfig(url, ca.CAPEM, e2eToken, spec))
+			root, out, err := testenv.RunIgnition(t, pointerConfig(t, url, ca.CAPEM, e2eToken, spec))
 			if err != nil {
 				t.Fatalf("ignition failed: %v\n%s", err, out)
 			}
@@ -78,7 +79,7 @@ func TestRealIgnitionClient(t *testing.T) {
 	}
 
 	t.Run("without token nothing is written", func(t *testing.T) {
-		root, out, err := testenv.RunIgnition(t, pointerConfig(url, ca.CAPEM, "", "3.4.0"))
+		root, out, err := testenv.RunIgnition(t, pointerConfig(t, url, ca.CAPEM, "", "3.4.0"))
 		if err == nil {
 			t.Fatalf("ignition succeeded without a token:\n%s", out)
 		}
@@ -122,20 +123,46 @@ func startTLSServer(t *testing.T, ca testenv.ServingCA, opts BootstrapOptions) s
 	return "https://" + listeners.Secure.Addr().String()
 }
 
-func pointerConfig(url string, caPEM []byte, token, spec string) []byte {
-	headers := []map[string]string{{"name": testSpecHeader, "value": spec}}
-	if token != "" {
-		headers = append(headers, map[string]string{"name": "Authorization", "value": "Bearer " + token})
+// pointerConfig is the pointer config mco writes for the worker pool (userdata.PointerConfig,
+// at the default --user-data-spec-version), so the real client boots mco's actual format. Only
+// two test needs are added: testSpecHeader, to imitate a client asking for spec, and
+// ignition.timeouts.httpTotal, because mco deliberately sets none and Ignition would retry a
+// refused fetch forever.
+func pointerConfig(t *testing.T, url string, caPEM []byte, token, spec string) []byte {
+	t.Helper()
+	raw, err := userdata.PointerConfig(userdata.Pointer{
+		Pool:        "worker",
+		ServerHost:  strings.TrimPrefix(url, "https://"),
+		CABundle:    caPEM,
+		Token:       token,
+		SpecVersion: ignition.V3_4,
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	cfg := map[string]any{"ignition": map[string]any{
-		"version":  "3.4.0",
-		"config":   map[string]any{"merge": []any{map[string]any{"source": url + "/config/worker", "httpHeaders": headers}}},
-		"security": map[string]any{"tls": map[string]any{"certificateAuthorities": []any{map[string]any{"source": "data:;base64," + base64.StdEncoding.EncodeToString(caPEM)}}}},
-		// Ignition retries failed fetches forever without this.
-		"timeouts": map[string]any{"httpTotal": 10},
-	}}
-	raw, _ := json.Marshal(cfg)
-	return raw
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ign := doc["ignition"].(map[string]any)
+	merge := ign["config"].(map[string]any)["merge"].([]any)
+	if len(merge) != 1 {
+		t.Fatalf("pointer config merges %d sources, want 1: %s", len(merge), raw)
+	}
+	source := merge[0].(map[string]any)
+	headers, _ := source["httpHeaders"].([]any)
+	source["httpHeaders"] = append(headers, map[string]any{"name": testSpecHeader, "value": spec})
+	timeouts, _ := ign["timeouts"].(map[string]any)
+	if timeouts == nil {
+		timeouts = map[string]any{}
+		ign["timeouts"] = timeouts
+	}
+	timeouts["httpTotal"] = 10
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // writeBootstrapDir lays out OpenShift's bootstrap directory with a worker pool serving

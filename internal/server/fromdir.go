@@ -29,14 +29,22 @@ type FromDirOptions struct {
 // RunFromDir renders and serves every pool in opts.Dir, re-rendering when files change,
 // until ctx ends.
 func RunFromDir(ctx context.Context, store *Store, opts FromDirOptions, log *slog.Logger) error {
-	load := func() (map[string]PoolState, error) { return LoadFromDir(opts, log) }
+	// Kept across reloads: an edit usually touches one file, so the other MachineConfigs need
+	// not be parsed again, and each is parsed once however many pools select it.
+	parses := render.NewParseCache(parseCacheLimit)
+	load := func() (map[string]PoolState, error) { return LoadFromDir(opts, parses, log) }
 	paths := []string{opts.Dir, opts.KubeconfigFile, opts.KubeletCAFile, opts.TokensFile}
 	return runStandalone(ctx, store, load, paths, log)
 }
 
-// LoadFromDir renders each pool found in opts.Dir. A pool that fails to render is kept, with
-// its error (answered as 500 and logged), so one broken pool does not stop the others.
-func LoadFromDir(opts FromDirOptions, log *slog.Logger) (map[string]PoolState, error) {
+// parseCacheLimit bounds the parses RunFromDir remembers; past it the cache starts over, which
+// only costs re-parsing.
+const parseCacheLimit = 4096
+
+// LoadFromDir renders each pool found in opts.Dir, parsing Ignition configs through parses. A
+// pool that fails to render is kept, with its error (answered as 500 and logged), so one broken
+// pool does not stop the others.
+func LoadFromDir(opts FromDirOptions, parses *render.ParseCache, log *slog.Logger) (map[string]PoolState, error) {
 	set, err := manifest.Load(manifest.Options{}, opts.Dir)
 	if err != nil {
 		return nil, err
@@ -57,9 +65,16 @@ func LoadFromDir(opts FromDirOptions, log *slog.Logger) (map[string]PoolState, e
 	if err != nil {
 		return nil, err
 	}
+	renderOpts := render.Options{
+		Defaults: opts.Defaults,
+		// The commit, as `mco render` and the controller stamp it, so from-dir serves exactly
+		// what `mco render` prints.
+		ControllerVersion: version.Get().Commit,
+		Parse:             parses.Parse,
+	}
 	states := make(map[string]PoolState, len(pools))
 	for _, pool := range pools {
-		state := renderPool(pool, configs, opts.Defaults)
+		state := renderPool(pool, configs, renderOpts)
 		if state.Err != nil {
 			log.Error("pool does not render; its requests fail until fixed", "pool", pool.Name, "err", state.Err)
 		} else {
@@ -72,11 +87,8 @@ func LoadFromDir(opts FromDirOptions, log *slog.Logger) (map[string]PoolState, e
 	return states, nil
 }
 
-func renderPool(pool *mcfgv1.MachineConfigPool, configs []*mcfgv1.MachineConfig, defaults render.Defaults) PoolState {
-	result, err := render.Render(pool, configs, render.Options{
-		Defaults:          defaults,
-		ControllerVersion: version.Get().Version,
-	})
+func renderPool(pool *mcfgv1.MachineConfigPool, configs []*mcfgv1.MachineConfig, opts render.Options) PoolState {
+	result, err := render.Render(pool, configs, opts)
 	if err != nil {
 		return PoolState{Err: err}
 	}

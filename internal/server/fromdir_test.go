@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/render"
+	"github.com/mco-dev/mco/internal/version"
 )
 
 const fromDirPool = `apiVersion: machineconfiguration.openshift.io/v1
@@ -60,6 +62,10 @@ func TestFromDirRendersAndReloads(t *testing.T) {
 	first := store.Get("worker").state.Served.Config.Name
 	if !strings.HasPrefix(first, "rendered-worker-") {
 		t.Errorf("rendered name %q", first)
+	}
+	// Stamped as `mco render` stamps it, so both produce the same rendered config.
+	if got := store.Get("worker").state.Served.Config.Annotations[protocol.GeneratedByControllerVersionAnnotation]; got != version.Get().Commit {
+		t.Errorf("generated-by-controller-version %q, want the commit %q", got, version.Get().Commit)
 	}
 
 	writeFile(t, filepath.Join(dir, "configs", "motd.yaml"), fromDirMC("/etc/issue"))

@@ -65,8 +65,13 @@ func (h *Handler) serveConfig(w http.ResponseWriter, r *http.Request, pool strin
 		h.finish(w, "unknown", http.StatusServiceUnavailable, "", start)
 		return
 	}
+	// A pool name never holds "/": refuse /config/<pool>/<more> before looking anything up.
+	if strings.Contains(pool, "/") {
+		h.finish(w, "unknown", http.StatusNotFound, "", start)
+		return
+	}
 	entry := h.store.Get(pool)
-	if entry == nil || strings.Contains(pool, "/") {
+	if entry == nil {
 		h.finish(w, "unknown", http.StatusNotFound, "", start)
 		return
 	}
@@ -98,14 +103,14 @@ func (h *Handler) serveConfig(w http.ResponseWriter, r *http.Request, pool strin
 	}
 
 	header := w.Header()
-	header["Etag"] = []string{resp.etag}
+	header["Etag"] = resp.etagHeader
 	code := http.StatusOK
 	if etagMatches(r.Header.Get("If-None-Match"), resp.etag) {
 		code = http.StatusNotModified
 		w.WriteHeader(code)
 	} else {
 		header["Content-Type"] = contentTypeJSON
-		header["Content-Length"] = []string{resp.contentLength}
+		header["Content-Length"] = resp.contentLength
 		w.WriteHeader(code)
 		if r.Method != http.MethodHead {
 			_, _ = w.Write(resp.body)

@@ -45,7 +45,7 @@ func NegotiateVersion(accept string) (semver.Version, error) {
 }
 
 func pickVersion(raw string) (semver.Version, error) {
-	v, err := parseLooseVersion(raw)
+	v, err := ignition.ParseLooseVersion(raw)
 	if err != nil {
 		return semver.Version{}, fmt.Errorf("%w: %q: %v", ErrUnsupportedVersion, raw, err)
 	}
@@ -56,9 +56,8 @@ func pickVersion(raw string) (semver.Version, error) {
 		}
 		return legacyVersion, nil
 	case 3:
-		newest := newestV3()
-		if v.Minor > newest.Minor {
-			return newest, nil
+		if v.Minor > newestV3.Minor {
+			return newestV3, nil
 		}
 		return semver.Version{Major: 3, Minor: v.Minor}, nil
 	default:
@@ -67,7 +66,7 @@ func pickVersion(raw string) (semver.Version, error) {
 }
 
 // newestV3 is the newest spec Convert can produce.
-func newestV3() semver.Version {
+var newestV3 = func() semver.Version {
 	newest := semver.Version{Major: 3}
 	for _, v := range ignition.ServableVersions {
 		if v.Major == 3 && v.Minor > newest.Minor {
@@ -75,29 +74,7 @@ func newestV3() semver.Version {
 		}
 	}
 	return newest
-}
-
-// parseLooseVersion accepts "3", "3.4" and "3.4.0" (pre-release and build tags allowed); clients
-// have sent each form.
-func parseLooseVersion(raw string) (semver.Version, error) {
-	core := raw
-	if i := strings.IndexAny(core, "-+"); i >= 0 {
-		core = core[:i]
-	}
-	parts := strings.Split(core, ".")
-	if len(parts) > 3 {
-		return semver.Version{}, errors.New("too many components")
-	}
-	var nums [3]int64
-	for i, p := range parts {
-		n, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || n < 0 {
-			return semver.Version{}, fmt.Errorf("component %q is not a number", p)
-		}
-		nums[i] = n
-	}
-	return semver.Version{Major: nums[0], Minor: nums[1], Patch: nums[2]}, nil
-}
+}()
 
 type mediaRange struct {
 	subtype string

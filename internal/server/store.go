@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -70,11 +71,14 @@ type buildSlot struct {
 	err  error
 }
 
-// response is a ready-to-write answer; headers are precomputed so serving allocates nothing.
+// response is a ready-to-write answer. Header values are built once, as the slices
+// http.Header holds, so writing them allocates nothing; what a request still allocates is
+// parsing its Accept header and the audit log line.
 type response struct {
 	body          []byte
 	etag          string
-	contentLength string
+	etagHeader    []string
+	contentLength []string
 	version       string
 }
 
@@ -137,7 +141,7 @@ func (s *Store) settleOverlap(t, prev *PoolTokens) *PoolTokens {
 
 // response returns the bytes for version, building them once.
 func (e *poolEntry) response(version semver.Version) (*response, error) {
-	i := servableIndex(version)
+	i := slices.Index(ignition.ServableVersions, version)
 	if i < 0 {
 		return nil, fmt.Errorf("Ignition spec %s cannot be produced from a rendered config (no conversion path)", version)
 	}
@@ -149,21 +153,14 @@ func (e *poolEntry) response(version semver.Version) (*response, error) {
 			return
 		}
 		sum := sha256.Sum256(body)
+		etag := `"` + hex.EncodeToString(sum[:16]) + `"`
 		slot.resp = &response{
 			body:          body,
-			etag:          `"` + hex.EncodeToString(sum[:16]) + `"`,
-			contentLength: strconv.Itoa(len(body)),
+			etag:          etag,
+			etagHeader:    []string{etag},
+			contentLength: []string{strconv.Itoa(len(body))},
 			version:       version.String(),
 		}
 	})
 	return slot.resp, slot.err
-}
-
-func servableIndex(v semver.Version) int {
-	for i, s := range ignition.ServableVersions {
-		if s == v {
-			return i
-		}
-	}
-	return -1
 }

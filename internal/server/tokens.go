@@ -12,18 +12,6 @@ import (
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
-// Per-pool bearer tokens. In cluster mode a pool's tokens live in Secret
-// protocol.ServerTokenSecretName(pool) in the server's namespace under these keys; the
-// standalone modes read the same fields from --tokens-file.
-const (
-	TokenKey                = protocol.ServerTokenKey
-	PreviousTokenKey        = "previous-token"
-	PreviousTokenExpiresKey = "previous-token-expires"
-)
-
-// TokenSecretName is the Secret holding pool's bearer tokens in cluster mode.
-func TokenSecretName(pool string) string { return protocol.ServerTokenSecretName(pool) }
-
 // PoolTokens are the bearer tokens that may fetch one pool's config. While a token is being
 // rotated, the previous one stays valid until PreviousExpires, so machines booting from
 // pointer configs written before the rotation still get their config.
@@ -56,16 +44,18 @@ func tokenEqual(presented, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(presented), []byte(want)) == 1
 }
 
-// TokensFromSecretData reads a token Secret's data; ok is false when it holds no token.
+// TokensFromSecretData reads a pool's token Secret (protocol.ServerTokenSecretName in the
+// server's namespace, cluster mode; the standalone modes read the same fields from
+// --tokens-file). ok is false when it holds no token.
 func TokensFromSecretData(data map[string][]byte) (PoolTokens, bool, error) {
 	t := PoolTokens{
-		Token:         strings.TrimSpace(string(data[TokenKey])),
-		PreviousToken: strings.TrimSpace(string(data[PreviousTokenKey])),
+		Token:         strings.TrimSpace(string(data[protocol.ServerTokenKey])),
+		PreviousToken: strings.TrimSpace(string(data[protocol.PreviousTokenKey])),
 	}
-	if raw := strings.TrimSpace(string(data[PreviousTokenExpiresKey])); raw != "" {
+	if raw := strings.TrimSpace(string(data[protocol.PreviousTokenExpiresKey])); raw != "" {
 		expires, err := time.Parse(time.RFC3339, raw)
 		if err != nil {
-			return PoolTokens{}, false, fmt.Errorf("%s: %w", PreviousTokenExpiresKey, err)
+			return PoolTokens{}, false, fmt.Errorf("%s: %w", protocol.PreviousTokenExpiresKey, err)
 		}
 		t.PreviousExpires = expires
 	}
