@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -104,40 +104,37 @@ func (c *cluster) patchAnnotations(ctx context.Context, set map[string]*string) 
 	// unless the informer already holds something newer: the drain controller often answers
 	// before this response is processed, and putting the older object back would hide its answer
 	// until some unrelated change to the Node (seen: a node stuck Working after its uncordon).
-	if cur := c.node(); cur != nil && newerResourceVersion(cur.ResourceVersion, n.ResourceVersion) {
-		return nil
+	// Resource versions of one resource are comparable (KEP-5504); if either is malformed,
+	// nothing is assumed newer.
+	if cur := c.node(); cur != nil {
+		if cmp, err := resourceversion.CompareResourceVersion(cur.ResourceVersion, n.ResourceVersion); err == nil && cmp > 0 {
+			return nil
+		}
 	}
 	return c.store.Update(n)
 }
 
-// newerResourceVersion reports whether a is newer than b. Resource versions are opaque to
-// clients in general, but the API server's are etcd revisions, which grow; if either does not
-// parse, nothing is assumed newer.
-func newerResourceVersion(a, b string) bool {
-	av, errA := strconv.ParseUint(a, 10, 64)
-	bv, errB := strconv.ParseUint(b, 10, 64)
-	return errA == nil && errB == nil && av > bv
-}
-
-func (c *cluster) event(eventType, reason, format string, args ...any) {
+// nodeRef is the Node as events name it; before the informer has it, the name stands in for
+// the UID.
+func (c *cluster) nodeRef() *corev1.ObjectReference {
 	ref := &corev1.ObjectReference{Kind: "Node", Name: c.nodeName, UID: types.UID(c.nodeName)}
 	if n := c.node(); n != nil {
 		ref.UID = n.UID
 	}
-	c.recorder.Eventf(ref, eventType, reason, format, args...)
+	return ref
+}
+
+func (c *cluster) event(eventType, reason, format string, args ...any) {
+	c.recorder.Eventf(c.nodeRef(), eventType, reason, format, args...)
 }
 
 // eventNow writes an event before returning. The recorder sends asynchronously, which loses the
 // last event before a reboot (or the process restart that simulates one).
 func (c *cluster) eventNow(ctx context.Context, eventType, reason, format string, args ...any) {
 	now := metav1.Now()
-	ref := corev1.ObjectReference{Kind: "Node", Name: c.nodeName, UID: types.UID(c.nodeName)}
-	if n := c.node(); n != nil {
-		ref.UID = n.UID
-	}
 	ev := &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{GenerateName: c.nodeName + ".", Namespace: metav1.NamespaceDefault},
-		InvolvedObject: ref, Type: eventType, Reason: reason, Message: fmt.Sprintf(format, args...),
+		InvolvedObject: *c.nodeRef(), Type: eventType, Reason: reason, Message: fmt.Sprintf(format, args...),
 		Source:         corev1.EventSource{Component: "machineconfigdaemon", Host: c.nodeName},
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}

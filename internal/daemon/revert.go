@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/nodefiles"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/systemd"
-	"github.com/mco-dev/mco/internal/ignition"
 )
 
 // Revert returns a node root to its state before any MachineConfig, using the ownership
@@ -28,22 +29,25 @@ func Revert(ctx context.Context, rootDir string, sd systemd.Manager) (string, er
 	if _, err := a.Recover(ctx); err != nil {
 		return "", err
 	}
-	name, err := apply.CommittedName(root)
-	if err != nil {
-		return "", err
-	}
-	if name == "" {
-		return "", fmt.Errorf("%s has no %s: nothing is recorded as applied", rootDir, apply.CurrentConfigPath)
-	}
 	data, err := apply.ReadCommitted(root)
 	if err != nil {
 		return "", err
 	}
-	old, err := committedSet(data)
+	mc := &mcfgv1.MachineConfig{}
+	if data != nil {
+		if mc, err = decodeMachineConfig(data); err != nil {
+			return "", err
+		}
+	}
+	name := mc.Name
+	if name == "" {
+		return "", fmt.Errorf("%s has no %s: nothing is recorded as applied", rootDir, apply.CurrentConfigPath)
+	}
+	committed, err := parseConfig(mc)
 	if err != nil {
 		return "", err
 	}
-	txn, err := a.Begin(ctx, apply.Request{From: name, To: "", Old: old, New: nodefiles.Set{}})
+	txn, err := a.Begin(ctx, apply.Request{From: name, To: "", Old: committed.set, New: nodefiles.Set{}})
 	if err != nil {
 		return "", err
 	}
@@ -51,20 +55,4 @@ func Revert(ctx context.Context, rootDir string, sd systemd.Manager) (string, er
 		return "", fmt.Errorf("reverting %s: %w (rolled back: %v)", name, err, txn.Rollback(ctx))
 	}
 	return name, txn.Commit(ctx)
-}
-
-func committedSet(record []byte) (nodefiles.Set, error) {
-	cfg, err := parseRecord(record)
-	if err != nil {
-		return nodefiles.Set{}, err
-	}
-	return nodefiles.FromConfig(cfg)
-}
-
-func parseRecord(record []byte) (ignition.Config, error) {
-	mc, err := decodeMachineConfig(record)
-	if err != nil {
-		return ignition.Config{}, err
-	}
-	return ignition.Parse(mc.Spec.Config.Raw)
 }

@@ -15,12 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 // TestRollout: three agents on three temp roots, with the controllers, roll out a rebootless
 // file change, a change that needs a (simulated) reboot, and stop at a node that went Degraded
 // through drift until the file is restored.
 func TestRollout(t *testing.T) {
+	testenv.Integration(t)
 	requireSystemctl(t)
 	ctx := context.Background()
 	pool := &mcfgv1.MachineConfigPool{

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -34,6 +34,14 @@ type session struct {
 	rebootQueued bool
 	// osNote explains OS changes this host cannot apply; reported while Done.
 	osNote string
+	// configs holds loaded configs by rendered name. Rendered names are content-addressed, so a
+	// name always loads the same config; without this every wake-up would fetch and parse it
+	// again. sync keeps only the current and desired ones.
+	configs map[string]*loaded
+	// committed is the name in currentconfig when committedKnown. The agent is the file's only
+	// writer, so it is read once and again only after the agent wrote or recovered it.
+	committed      string
+	committedKnown bool
 }
 
 // loaded is a rendered config with its parsed forms.
@@ -49,6 +57,9 @@ func (a *Agent) load(ctx context.Context, name string) (*loaded, error) {
 	if name == "" {
 		return &loaded{ign: ignition.Empty()}, nil
 	}
+	if l, ok := a.s.configs[name]; ok {
+		return l, nil
+	}
 	mc, err := a.kube.machineConfig(ctx, name)
 	if err != nil {
 		if committed, cerr := a.committedConfig(); cerr == nil && committed != nil && committed.Name == name {
@@ -57,16 +68,54 @@ func (a *Agent) load(ctx context.Context, name string) (*loaded, error) {
 			return nil, err
 		}
 	}
+	l, err := parseConfig(mc)
+	if err != nil {
+		return nil, err
+	}
+	if a.s.configs == nil {
+		a.s.configs = map[string]*loaded{}
+	}
+	a.s.configs[name] = l
+	return l, nil
+}
+
+// keepConfigs drops the loaded configs not named, so the cache holds no more than the configs
+// the node moves between.
+func (a *Agent) keepConfigs(names ...string) {
+	for name := range a.s.configs {
+		if !slices.Contains(names, name) {
+			delete(a.s.configs, name)
+		}
+	}
+}
+
+func parseConfig(mc *mcfgv1.MachineConfig) (*loaded, error) {
 	ign, err := ignition.Parse(mc.Spec.Config.Raw)
 	if err != nil {
-		return nil, fmt.Errorf("parsing %s: %w", name, err)
+		return nil, fmt.Errorf("parsing %s: %w", mc.Name, err)
 	}
 	set, err := nodefiles.FromConfig(ign)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", mc.Name, err)
 	}
 	return &loaded{mc: mc, ign: ign, set: set}, nil
 }
+
+// committedName is the name currentconfig records, "" when there is none.
+func (a *Agent) committedName() (string, error) {
+	if !a.s.committedKnown {
+		name, err := apply.CommittedName(a.root)
+		if err != nil {
+			return "", err
+		}
+		a.s.committed, a.s.committedKnown = name, true
+	}
+	return a.s.committed, nil
+}
+
+// forgetCommitted makes the next committedName read currentconfig again; call it whenever the
+// agent writes the file or lets Recover settle it.
+func (a *Agent) forgetCommitted() { a.s.committed, a.s.committedKnown = "", false }
 
 func (a *Agent) committedConfig() (*mcfgv1.MachineConfig, error) {
 	data, err := apply.ReadCommitted(a.root)
@@ -87,9 +136,7 @@ func decodeMachineConfig(data []byte) (*mcfgv1.MachineConfig, error) {
 // report writes state, reason and optionally more annotations when they differ from the Node.
 func (a *Agent) report(ctx context.Context, state protocol.NodeState, reason string, extra map[string]*string) error {
 	node := a.kube.node()
-	if len(reason) > protocol.MaxReasonLength {
-		reason = reason[:protocol.MaxReasonLength]
-	}
+	reason = truncate(reason)
 	set := map[string]*string{}
 	want := map[string]*string{protocol.StateAnnotation: ptrTo(string(state)), protocol.ReasonAnnotation: ptrTo(reason)}
 	if reason == "" {
@@ -132,5 +179,3 @@ func truncate(s string) string {
 func ptrTo(s string) *string { return &s }
 
 func annotation(node *corev1.Node, key string) string { return node.Annotations[key] }
-
-func isDrainRequest(v string) bool { return strings.HasPrefix(v, "drain-") }

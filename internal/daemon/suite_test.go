@@ -2,7 +2,6 @@ package daemon_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -18,32 +17,19 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("node agent integration tests need a control plane; skipped by -short")
-		os.Exit(0)
-	}
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	mgr, err := controller.NewManager(env.Config, controller.Options{MetricsAddr: "0", ProbeAddr: "0"})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), ctrl.Log))
-	defer cancel()
-	go func() {
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
+	// RunWithManager's bare manager would not be what `mco controller` runs: build the real one.
+	os.Exit(testenv.RunWithControlPlane(m, "node agent", func(e *testenv.Env) (func(), error) {
+		env = e
+		mgr, err := controller.NewManager(env.Config, controller.Options{MetricsAddr: "0", ProbeAddr: "0"})
+		if err != nil {
+			return nil, err
 		}
-	}()
-	return m.Run()
+		ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), ctrl.Log))
+		go func() {
+			if err := mgr.Start(ctx); err != nil {
+				fmt.Fprintln(os.Stderr, "manager:", err)
+			}
+		}()
+		return cancel, nil
+	}))
 }

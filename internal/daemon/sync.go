@@ -20,7 +20,7 @@ func (a *Agent) sync(ctx context.Context) error {
 	if a.s.rebootQueued {
 		return nil
 	}
-	committed, err := apply.CommittedName(a.root)
+	committed, err := a.committedName()
 	if err != nil {
 		return err
 	}
@@ -34,6 +34,7 @@ func (a *Agent) sync(ctx context.Context) error {
 	if desired == "" {
 		desired = current
 	}
+	a.keepConfigs(current, desired)
 	force, err := a.root.Exists(ForceFilePath)
 	if err != nil {
 		return err
@@ -71,7 +72,9 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 		if err != nil {
 			return err
 		}
-		if err := a.root.WriteFile(apply.CurrentConfigPath, record, noderoot.WriteOptions{Perm: 0o644}); err != nil {
+		err = a.root.WriteFile(apply.CurrentConfigPath, record, noderoot.WriteOptions{Perm: 0o644})
+		a.forgetCommitted()
+		if err != nil {
 			return err
 		}
 	}

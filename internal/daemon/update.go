@@ -195,7 +195,9 @@ func (a *Agent) apply(ctx context.Context, req apply.Request, pl plan.Plan) erro
 		}
 		return fmt.Errorf("applying %s (rolled back): %w", req.To, err)
 	}
-	if err := txn.Commit(ctx); err != nil {
+	err = txn.Commit(ctx)
+	a.forgetCommitted()
+	if err != nil {
 		// Recover settles the root in one config or the other, whichever the disk says.
 		_, rerr := a.applier.Recover(ctx)
 		return errors.Join(fmt.Errorf("committing %s: %w", req.To, err), rerr)
@@ -224,7 +226,7 @@ func (a *Agent) postActions(ctx context.Context, pl plan.Plan) error {
 }
 
 func (a *Agent) reboot(ctx context.Context, desired string, pl plan.Plan) error {
-	rebooting := "Rebooting"
+	rebooting := protocol.PostConfigActionRebooting
 	if err := a.kube.patchAnnotations(ctx, map[string]*string{protocol.PostConfigActionAnnotation: &rebooting}); err != nil {
 		return err
 	}

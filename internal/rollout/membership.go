@@ -38,31 +38,62 @@ func builtIn(pool string) bool {
 // Selects reports whether the pool's nodeSelector matches the node. A nil or empty selector
 // selects nothing: an accidental `{}` must not put every node of the cluster in one pool.
 func Selects(pool *mcfgv1.MachineConfigPool, node *corev1.Node) bool {
+	return matches(nodeSelector(pool), node)
+}
+
+// nodeSelector parses the pool's nodeSelector; nil when it selects nothing (nil, empty or invalid).
+func nodeSelector(pool *mcfgv1.MachineConfigPool) labels.Selector {
 	if pool.Spec.NodeSelector == nil {
-		return false
+		return nil
 	}
 	sel, err := metav1.LabelSelectorAsSelector(pool.Spec.NodeSelector)
 	if err != nil || sel.Empty() {
-		return false
+		return nil
 	}
-	return sel.Matches(labels.Set(node.Labels))
+	return sel
+}
+
+func matches(sel labels.Selector, node *corev1.Node) bool {
+	return sel != nil && sel.Matches(labels.Set(node.Labels))
+}
+
+// Pools is a set of pools with their node selectors parsed, for deciding the pool of many
+// nodes: parsing a selector costs more than matching it, and a reconcile matches every node
+// against every pool.
+type Pools struct {
+	names     []string
+	selectors []labels.Selector
+}
+
+// NewPools parses the selectors of pools once.
+func NewPools(pools []*mcfgv1.MachineConfigPool) *Pools {
+	ps := &Pools{names: make([]string, len(pools)), selectors: make([]labels.Selector, len(pools))}
+	for i, p := range pools {
+		ps.names[i], ps.selectors[i] = p.Name, nodeSelector(p)
+	}
+	return ps
 }
 
 // PrimaryPool names the one pool that manages node, or "" when none does. The rules, in order:
 // Windows nodes are never managed; master wins over everything; two or more custom pools are
 // an error (the node is left alone); one custom pool wins over worker; then worker, arbiter.
 func PrimaryPool(node *corev1.Node, pools []*mcfgv1.MachineConfigPool) (string, error) {
+	return NewPools(pools).PrimaryPool(node)
+}
+
+// PrimaryPool is the package's PrimaryPool over these pools.
+func (ps *Pools) PrimaryPool(node *corev1.Node) (string, error) {
 	if node.Labels[OSLabel] == "windows" {
 		return "", nil
 	}
 	var matched, custom []string
-	for _, p := range pools {
-		if !Selects(p, node) {
+	for i, name := range ps.names {
+		if !matches(ps.selectors[i], node) {
 			continue
 		}
-		matched = append(matched, p.Name)
-		if !builtIn(p.Name) {
-			custom = append(custom, p.Name)
+		matched = append(matched, name)
+		if !builtIn(name) {
+			custom = append(custom, name)
 		}
 	}
 	switch {
@@ -86,8 +117,9 @@ func PrimaryPool(node *corev1.Node, pools []*mcfgv1.MachineConfigPool) (string, 
 func Members(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool, nodes []*corev1.Node) ([]*corev1.Node, []*AmbiguousPoolError) {
 	var members []*corev1.Node
 	var ambiguous []*AmbiguousPoolError
+	parsed := NewPools(pools)
 	for _, n := range nodes {
-		primary, err := PrimaryPool(n, pools)
+		primary, err := parsed.PrimaryPool(n)
 		if amb, ok := err.(*AmbiguousPoolError); ok {
 			if slices.Contains(amb.Pools, pool.Name) {
 				ambiguous = append(ambiguous, amb)

@@ -63,7 +63,8 @@ func Unavailable(n *corev1.Node) bool { return !Ready(n) || !Done(n) }
 // UpdatedTo: Done and asked for target, so running it.
 func UpdatedTo(n *corev1.Node, target string) bool { return Done(n) && desired(n) == target }
 
-// WantsTaint reports whether the node should carry UpdateInProgress:PreferNoSchedule: its
-// desired config is behind the pool's target, so it will be drained and changed soon and new
-// pods are better placed elsewhere.
-func WantsTaint(n *corev1.Node, target string) bool { return target != "" && desired(n) != target }
+// WantsTaint reports whether a node whose desired config is desired should carry
+// UpdateInProgress:PreferNoSchedule: it is behind the pool's target, so it will be drained and
+// changed soon and new pods are better placed elsewhere. It takes the config rather than the
+// Node because the controller decides it for the config it is about to write.
+func WantsTaint(desired, target string) bool { return target != "" && desired != target }

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollout"
 )
 
 // Phase is where a node stands in a rollout, as read from the annotation protocol.
@@ -23,15 +24,14 @@ const (
 // NodePhase reads node's phase relative to the pool's target config.
 func NodePhase(n *corev1.Node, target string) Phase {
 	a := n.Annotations
-	current, desired := a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation]
-	state := protocol.NodeState(a[protocol.StateAnnotation])
+	desired := a[protocol.DesiredConfigAnnotation]
 	drainRequest, lastDrain := a[protocol.DesiredDrainAnnotation], a[protocol.LastAppliedDrainAnnotation]
 	switch {
-	case state == protocol.NodeDegraded || state == protocol.NodeUnreconcilable:
+	case rollout.Degraded(n):
 		return PhaseDegraded
-	case a[protocol.PostConfigActionAnnotation] == "Rebooting":
+	case a[protocol.PostConfigActionAnnotation] == protocol.PostConfigActionRebooting:
 		return PhaseRebooting
-	case current == target && desired == target && (state == protocol.NodeDone || state == ""):
+	case rollout.UpdatedTo(n, target):
 		return PhaseDone
 	case desired != target:
 		return PhaseWaiting
@@ -39,7 +39,7 @@ func NodePhase(n *corev1.Node, target string) Phase {
 		return PhaseDraining
 	case drainRequest == protocol.DrainRequest(desired):
 		return PhaseCordoned
-	case state == protocol.NodeWorking:
+	case protocol.NodeState(a[protocol.StateAnnotation]) == protocol.NodeWorking:
 		return PhaseApplying
 	default:
 		return PhaseQueued

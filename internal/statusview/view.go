@@ -64,11 +64,12 @@ func Nodes(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []NodeRow {
 		poolPtrs[i] = &pools[i]
 		targets[pools[i].Name] = pools[i].Spec.Configuration.Name
 	}
+	parsed := rollout.NewPools(poolPtrs)
 	rows := make([]NodeRow, 0, len(nodes))
 	for i := range nodes {
 		n := &nodes[i]
 		a := n.Annotations
-		pool, err := rollout.PrimaryPool(n, poolPtrs)
+		pool, err := parsed.PrimaryPool(n)
 		if err != nil {
 			pool = "(" + err.Error() + ")"
 		}

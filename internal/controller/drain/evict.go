@@ -36,6 +36,7 @@ func evictOnce(ctx context.Context, kube kubernetes.Interface, node string) ([]O
 	}
 	var obstacles []Obstacle
 	var failures []error
+	budgets := &budgetIndex{kube: kube}
 	for _, pod := range list.Pods() {
 		key := pod.Namespace + "/" + pod.Name
 		if pod.DeletionTimestamp != nil {
@@ -50,11 +51,11 @@ func evictOnce(ctx context.Context, kube kubernetes.Interface, node string) ([]O
 			obstacles = append(obstacles, Obstacle{Pod: key})
 		case apierrors.IsNotFound(err):
 		case apierrors.IsTooManyRequests(err):
-			budgets, lookupErr := budgetsCovering(ctx, kube, &pod)
+			covering, lookupErr := budgets.covering(ctx, &pod)
 			if lookupErr != nil {
 				failures = append(failures, lookupErr)
 			}
-			obstacles = append(obstacles, Obstacle{Pod: key, Budgets: budgets, Detail: budgetCause(err)})
+			obstacles = append(obstacles, Obstacle{Pod: key, Budgets: covering, Detail: budgetCause(err)})
 		default:
 			failures = append(failures, fmt.Errorf("evicting pod %s: %w", key, err))
 		}
@@ -62,22 +63,57 @@ func evictOnce(ctx context.Context, kube kubernetes.Interface, node string) ([]O
 	return obstacles, errors.Join(failures...)
 }
 
-// budgetsCovering names the PodDisruptionBudgets whose selector matches the pod. The eviction
-// refusal does not name the budget in a structured field, so it is looked up.
-func budgetsCovering(ctx context.Context, kube kubernetes.Interface, pod *corev1.Pod) ([]string, error) {
-	pdbs, err := kube.PolicyV1().PodDisruptionBudgets(pod.Namespace).List(ctx, metav1.ListOptions{})
+// budgetIndex names the PodDisruptionBudgets whose selector matches a pod. The eviction refusal
+// does not name the budget in a structured field, so it is looked up. One budget typically
+// refuses every replica it covers, so each namespace is listed once per eviction pass, not once
+// per refused pod; a failed list is not remembered, the next pod tries again.
+type budgetIndex struct {
+	kube        kubernetes.Interface
+	byNamespace map[string][]budget
+}
+
+type budget struct {
+	name     string
+	selector labels.Selector
+}
+
+func (b *budgetIndex) covering(ctx context.Context, pod *corev1.Pod) ([]string, error) {
+	budgets, err := b.namespace(ctx, pod.Namespace)
 	if err != nil {
-		return nil, fmt.Errorf("listing PodDisruptionBudgets of %s: %w", pod.Namespace, err)
+		return nil, err
 	}
 	var names []string
-	for _, pdb := range pdbs.Items {
-		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
-			continue
+	for _, pdb := range budgets {
+		if pdb.selector.Matches(labels.Set(pod.Labels)) {
+			names = append(names, pdb.name)
 		}
-		names = append(names, pdb.Namespace+"/"+pdb.Name)
 	}
 	return names, nil
+}
+
+// namespace lists the budgets of ns that can select anything; an invalid or empty selector
+// covers no pod.
+func (b *budgetIndex) namespace(ctx context.Context, ns string) ([]budget, error) {
+	if budgets, ok := b.byNamespace[ns]; ok {
+		return budgets, nil
+	}
+	pdbs, err := b.kube.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing PodDisruptionBudgets of %s: %w", ns, err)
+	}
+	var budgets []budget
+	for _, pdb := range pdbs.Items {
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil || sel.Empty() {
+			continue
+		}
+		budgets = append(budgets, budget{name: pdb.Namespace + "/" + pdb.Name, selector: sel})
+	}
+	if b.byNamespace == nil {
+		b.byNamespace = map[string][]budget{}
+	}
+	b.byNamespace[ns] = budgets
+	return budgets, nil
 }
 
 // budgetCause is the API server's explanation of a refused eviction ("The disruption budget x

@@ -35,7 +35,7 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 		if next[n.Name] {
 			want.desired = d.Target
 		}
-		want.tainted = rollout.WantsTaint(withOwned(n, want), d.Target)
+		want.tainted = rollout.WantsTaint(want.desired, d.Target)
 		if want != ownedOf(n) {
 			todo, wants = append(todo, n), append(wants, want)
 		}

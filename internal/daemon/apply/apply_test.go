@@ -140,15 +140,25 @@ func TestUnchangedEntriesAreNotRewritten(t *testing.T) {
 	requireSystemctl(t)
 	root := newNodeRoot(t)
 	a := setOf(t, configA)
+	// A missing file must fail the test: os.SameFile(nil, x) is false, which would pass the
+	// forced-rewrite check below.
+	stat := func() os.FileInfo {
+		t.Helper()
+		info, err := os.Stat(filepath.Join(root, "etc/newdir/sub/app.conf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info
+	}
 	transition(t, root, Request{To: "a", New: a, Record: record("a")})
-	info1, _ := os.Stat(filepath.Join(root, "etc/newdir/sub/app.conf"))
+	info1 := stat()
 	transition(t, root, Request{From: "a", To: "a2", Old: a, New: a, Record: record("a2")})
-	info2, _ := os.Stat(filepath.Join(root, "etc/newdir/sub/app.conf"))
+	info2 := stat()
 	if !os.SameFile(info1, info2) {
 		t.Error("an unchanged file was rewritten")
 	}
 	transition(t, root, Request{From: "a2", To: "a3", Old: a, New: a, Force: true, Record: record("a3")})
-	info3, _ := os.Stat(filepath.Join(root, "etc/newdir/sub/app.conf"))
+	info3 := stat()
 	if os.SameFile(info2, info3) {
 		t.Error("a forced rewrite skipped a file")
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/daemon/nodefiles"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
+	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // lockedPassword is the shadow hash of an account that cannot log in with a password.
@@ -18,7 +19,7 @@ func (p *planner) password(old, new nodefiles.Set) error {
 	if new.CorePassword == nil && old.CorePassword == nil {
 		return nil
 	}
-	if !p.acc.HasUser(nodefiles.CoreUser) {
+	if !p.acc.HasUser(protocol.CoreUser) {
 		return nil
 	}
 	info, err := p.root.Lstat(ShadowPath)
@@ -29,7 +30,7 @@ func (p *planner) password(old, new nodefiles.Set) error {
 	if err != nil {
 		return err
 	}
-	current, ok := shadowHash(shadow, nodefiles.CoreUser)
+	current, ok := shadowHash(shadow, protocol.CoreUser)
 	if !ok {
 		return nil
 	}
@@ -40,7 +41,7 @@ func (p *planner) password(old, new nodefiles.Set) error {
 	if want == current {
 		return nil
 	}
-	p.ops = append(p.ops, op{kind: opWrite, path: ShadowPath, data: setShadowHash(shadow, nodefiles.CoreUser, want),
+	p.ops = append(p.ops, op{kind: opWrite, path: ShadowPath, data: setShadowHash(shadow, protocol.CoreUser, want),
 		opts: noderoot.WriteOptions{Perm: info.Perm, UID: info.UID, GID: info.GID, Deferred: true}})
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 
 	"github.com/mco-dev/mco/internal/daemon/failpoint"
@@ -26,9 +25,7 @@ func (a *Applier) rollback(ctx context.Context, j *journal) error {
 			return fmt.Errorf("rolling back %s: %w", pr.Path, err)
 		}
 		touched = append(touched, pr.Path)
-		if err := failpoint.Hit("rollback " + strconv.Itoa(i)); err != nil {
-			return err
-		}
+		failpoint.Hit()
 	}
 	if err := removeTemps(r, touched); err != nil {
 		return err

@@ -87,9 +87,6 @@ func jTo(j *journal) string {
 	return j.To
 }
 
-// Empty reports whether the transaction changes nothing on disk.
-func (t *Txn) Empty() bool { return len(t.ops) == 0 && t.units.empty() && t.req.OS == nil }
-
 // Changed lists the paths the transaction writes or removes.
 func (t *Txn) Changed() []string {
 	out := make([]string, len(t.ops))
@@ -176,36 +173,28 @@ func (t *Txn) capture(p string, n int) (prior, error) {
 // Apply carries out the journaled mutations, then unit enablement, then OS staging.
 func (t *Txn) Apply(ctx context.Context) error {
 	t.applied = true
-	if err := failpoint.Hit("journaled"); err != nil {
-		return err
-	}
+	failpoint.Hit()
 	if len(t.units.disableFirst) > 0 {
 		if err := t.a.Systemd.Disable(ctx, t.units.disableFirst...); err != nil {
 			return err
 		}
 	}
 	r := t.a.Root
-	for i, o := range t.ops {
+	for _, o := range t.ops {
 		if err := t.do(r, o); err != nil {
 			return fmt.Errorf("%s: %w", o, err)
 		}
-		if err := failpoint.Hit("op " + strconv.Itoa(i) + " " + o.String()); err != nil {
-			return err
-		}
+		failpoint.Hit()
 	}
 	if err := t.enable(ctx); err != nil {
 		return err
 	}
-	if err := failpoint.Hit("units"); err != nil {
-		return err
-	}
+	failpoint.Hit()
 	if t.req.OS != nil {
 		if err := t.a.OS.Stage(ctx, *t.req.OS); err != nil {
 			return fmt.Errorf("staging OS changes with %s: %w", t.a.OS.Name(), err)
 		}
-		if err := failpoint.Hit("os"); err != nil {
-			return err
-		}
+		failpoint.Hit()
 	}
 	return nil
 }
@@ -250,9 +239,7 @@ func (t *Txn) Commit(ctx context.Context) error {
 	if err := r.SyncDirs(append(t.Changed(), CurrentConfigPath)); err != nil {
 		return err
 	}
-	if err := failpoint.Hit("synced"); err != nil {
-		return err
-	}
+	failpoint.Hit()
 	if t.req.Record != nil {
 		if err := r.WriteFile(CurrentConfigPath, t.req.Record, noderoot.WriteOptions{Perm: 0o644}); err != nil {
 			return err
@@ -260,9 +247,7 @@ func (t *Txn) Commit(ctx context.Context) error {
 	} else if err := r.Remove(CurrentConfigPath, false); err != nil {
 		return err
 	}
-	if err := failpoint.Hit("committed"); err != nil {
-		return err
-	}
+	failpoint.Hit()
 	return t.a.finish()
 }
 
@@ -271,9 +256,7 @@ func (a *Applier) finish() error {
 	if err := a.Root.Remove(JournalPath, false); err != nil {
 		return err
 	}
-	if err := failpoint.Hit("journal removed"); err != nil {
-		return err
-	}
+	failpoint.Hit()
 	return a.cleanBackups()
 }
 

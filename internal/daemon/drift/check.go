@@ -38,9 +38,6 @@ func NewChecker(root *noderoot.Root, set nodefiles.Set) (*Checker, error) {
 	return &Checker{root: root, set: set, accounts: acc, verified: map[string]noderoot.Info{}}, nil
 }
 
-// Set is the config being checked against.
-func (c *Checker) Set() nodefiles.Set { return c.set }
-
 // Check returns the first drift (an *Error) or nil. Ownership is not compared, as in OpenShift:
 // tools legitimately re-own files (e.g. SELinux relabels, package scripts).
 func (c *Checker) Check() error {

@@ -116,6 +116,43 @@ func TestMonitorReportsDriftAndRecoveryQuickly(t *testing.T) {
 	t.Logf("recovery reported after %v", await(false))
 }
 
+func TestMonitorReportsOnlyChanges(t *testing.T) {
+	r, s := rootWith(t, 3)
+	c, err := NewChecker(r, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan error, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := &Monitor{Checker: c, Interval: 5 * time.Millisecond, Report: func(err error) { results <- err }}
+	done := make(chan struct{})
+	go func() { _ = m.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }() // checks run every 5 ms: stop them before the root closes
+	if err := <-results; err != nil {
+		t.Fatalf("first report: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond) // about 20 periodic checks
+	if len(results) != 0 {
+		t.Fatalf("%d reports of an unchanged result; each wakes the agent", len(results))
+	}
+	if err := os.Remove(filepath.Join(r.Path(), "/etc/bench/d2/file-2.conf")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-results:
+		if err == nil {
+			t.Fatal("reported no drift after a managed file was deleted")
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the drift was not reported")
+	}
+	time.Sleep(100 * time.Millisecond)
+	if len(results) != 0 {
+		t.Fatalf("the same drift was reported %d more times", len(results))
+	}
+}
+
 // BenchmarkDriftCheck1000Files is the periodic check of 1,000 unchanged files (stat each,
 // read none). Target: < 50 ms.
 func BenchmarkDriftCheck1000Files(b *testing.B) {

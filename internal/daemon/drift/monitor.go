@@ -10,7 +10,9 @@ import (
 )
 
 // Monitor re-checks a Checker whenever a watched file changes and every Interval, and hands
-// each result to Report. Report runs on the monitor's goroutine; a nil error means no drift.
+// the first result and then each one that differs from the last reported to Report: the
+// consumer acts on changes, and an idle node must not be woken every Interval to learn that
+// nothing moved. Report runs on the monitor's goroutine; a nil error means no drift.
 type Monitor struct {
 	Checker  *Checker
 	Interval time.Duration
@@ -36,7 +38,14 @@ func (m *Monitor) Run(ctx context.Context) error {
 	tick := time.NewTicker(m.Interval)
 	defer tick.Stop()
 	var pending <-chan time.Time
-	m.Report(m.Checker.Check())
+	last := m.Checker.Check()
+	m.Report(last)
+	check := func() {
+		if err := m.Checker.Check(); !sameResult(err, last) {
+			last = err
+			m.Report(err)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -49,11 +58,20 @@ func (m *Monitor) Run(ctx context.Context) error {
 			// An overflowed queue loses events; the periodic check still catches the drift.
 		case <-pending:
 			pending = nil
-			m.Report(m.Checker.Check())
+			check()
 		case <-tick.C:
-			m.Report(m.Checker.Check())
+			check()
 		}
 	}
+}
+
+// sameResult compares by message: a drift found again is a new error value, and a different
+// message (another file, another mismatch) is news the Node's reason must show.
+func sameResult(a, b error) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Error() == b.Error()
 }
 
 // watch adds the existing parent directories and returns the host paths worth reacting to.

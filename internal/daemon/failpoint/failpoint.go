@@ -1,29 +1,20 @@
 // Package failpoint lets crash tests stop the agent at a chosen step. In production the
-// environment variables are unset and Hit costs one atomic add.
+// environment variable is unset and Hit costs one atomic add.
 package failpoint
 
 import (
-	"fmt"
 	"os"
 	"strconv"
 	"sync/atomic"
 	"syscall"
 )
 
-const (
-	// KillAtEnv: the N-th Hit (1-based) kills the process with SIGKILL, like a power cut.
-	KillAtEnv = "MCO_DAEMON_KILL_AT"
-	// FailAtEnv: the Hit with this name returns an error (a failing step, for rollback tests).
-	FailAtEnv = "MCO_DAEMON_FAIL_AT"
-	// TraceEnv: print every Hit to stderr, so a test can count the steps.
-	TraceEnv = "MCO_DAEMON_FAILPOINT_TRACE"
-)
+// KillAtEnv: the N-th Hit (1-based) kills the process with SIGKILL, like a power cut.
+const KillAtEnv = "MCO_DAEMON_KILL_AT"
 
 var (
 	hits   atomic.Int64
 	killAt = envInt(KillAtEnv)
-	failAt = os.Getenv(FailAtEnv)
-	trace  = os.Getenv(TraceEnv) != ""
 )
 
 func envInt(name string) int64 {
@@ -32,17 +23,9 @@ func envInt(name string) int64 {
 }
 
 // Hit marks a step boundary.
-func Hit(name string) error {
-	n := hits.Add(1)
-	if trace {
-		fmt.Fprintf(os.Stderr, "failpoint %d %s\n", n, name)
-	}
-	if killAt > 0 && n == killAt {
+func Hit() {
+	if n := hits.Add(1); killAt > 0 && n == killAt {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal arrives asynchronously
 	}
-	if failAt != "" && failAt == name {
-		return fmt.Errorf("failpoint %s", name)
-	}
-	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vincent-petithory/dataurl"
 
 	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // Well-known locations on a node.
@@ -25,7 +26,6 @@ const (
 	// SSHKeysPath is where core's keys from the config go (OpenShift's fragment file, read by
 	// sshd through AuthorizedKeysCommand / the authorized_keys.d convention).
 	SSHKeysPath = "/home/core/.ssh/authorized_keys.d/ignition"
-	CoreUser    = "core"
 	// DevNull is what a masked unit links to.
 	DevNull = "/dev/null"
 )
@@ -88,15 +88,6 @@ func (s Set) Lookup(p string) (Entry, bool) {
 	return s.Entries[i], true
 }
 
-// Paths lists every entry path, sorted.
-func (s Set) Paths() []string {
-	out := make([]string, len(s.Entries))
-	for i, e := range s.Entries {
-		out[i] = e.Path
-	}
-	return out
-}
-
 // FromConfig computes the set of a parsed config. Sources other than inline data: URLs are
 // errors: a node agent never fetches content.
 func FromConfig(cfg ignition.Config) (Set, error) {
@@ -114,7 +105,7 @@ func FromConfig(cfg ignition.Config) (Set, error) {
 			HasFile: (u.Mask != nil && *u.Mask) || u.Contents != nil})
 	}
 	for _, u := range cfg.Passwd.Users {
-		if u.Name != CoreUser {
+		if u.Name != protocol.CoreUser {
 			continue
 		}
 		s.ManagesCore = true
@@ -211,6 +202,6 @@ func sshEntry(keys []types.SSHAuthorizedKey) Entry {
 		b.WriteString(strings.TrimSpace(string(k)))
 		b.WriteByte('\n')
 	}
-	return Entry{Path: SSHKeysPath, Data: []byte(b.String()), Perm: 0o600, User: CoreUser, Group: CoreUser,
-		ParentPerm: 0o700, ParentOwner: CoreUser, OnlyIfUser: CoreUser}
+	return Entry{Path: SSHKeysPath, Data: []byte(b.String()), Perm: 0o600, User: protocol.CoreUser, Group: protocol.CoreUser,
+		ParentPerm: 0o700, ParentOwner: protocol.CoreUser, OnlyIfUser: protocol.CoreUser}
 }

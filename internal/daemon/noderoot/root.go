@@ -33,9 +33,6 @@ func (r *Root) Close() error { return r.handle.Close() }
 // Path is the directory the root is mounted at, for tools that take a root (systemctl --root).
 func (r *Root) Path() string { return r.path }
 
-// IsHostRoot reports whether the root is the running system's own `/`.
-func (r *Root) IsHostRoot() bool { return path.Clean(r.path) == "/" }
-
 // split checks that p is a clean absolute path naming something below the root and splits it.
 func split(p string) (dir, base string, err error) {
 	if !path.IsAbs(p) || path.Clean(p) != p || p == "/" {

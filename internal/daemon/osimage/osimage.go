@@ -6,7 +6,6 @@ package osimage
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/mco-dev/mco/internal/daemon/systemd"
 )
@@ -45,14 +44,7 @@ type command func(ctx context.Context, name string, args ...string) error
 
 func chrooted(root string, run systemd.Runner) command {
 	return func(ctx context.Context, name string, args ...string) error {
-		if strings.TrimRight(root, "/") != "" {
-			args = append([]string{root, name}, args...)
-			name = "chroot"
-		}
-		if out, err := run(ctx, name, args...); err != nil {
-			return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-		}
-		return nil
+		return systemd.RunInRoot(ctx, run, root, name, args...)
 	}
 }
 

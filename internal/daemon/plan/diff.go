@@ -9,10 +9,8 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
 	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/protocol"
 )
-
-// CoreUser is the only user whose SSH keys and password a running node takes from a config.
-const CoreUser = "core"
 
 // Diff is what changed between the config a node is in and the one it moves to. Files and
 // Units list keys added, removed or changed; the flags cover everything else a plan depends on.
@@ -50,19 +48,6 @@ func (d Diff) OSChanges() []string {
 	return out
 }
 
-// WithoutOSChanges is the diff a host without an OS backend can act on: OS changes cannot
-// happen there, so they must not cause a reboot either.
-func (d Diff) WithoutOSChanges() Diff {
-	d.OSImageURL, d.KernelArguments, d.Extensions, d.KernelType = false, false, false, false
-	return d
-}
-
-// Empty reports whether nothing needs doing.
-func (d Diff) Empty() bool {
-	return len(d.Files) == 0 && len(d.Units) == 0 && !d.SSHKeys && !d.Password &&
-		!d.KernelArguments && !d.OSImageURL && !d.Extensions && !d.KernelType && !d.FIPS && !d.Force
-}
-
 // DiffConfigs parses both MachineConfigs' Ignition and compares them. A nil old config is the
 // empty config (a node that was never configured).
 func DiffConfigs(old, new *mcfgv1.MachineConfig) (Diff, error) {
@@ -86,7 +71,7 @@ func DiffConfigs(old, new *mcfgv1.MachineConfig) (Diff, error) {
 
 // DiffParsed compares already parsed configs; the specs supply the non-Ignition fields.
 func DiffParsed(oldSpec, newSpec mcfgv1.MachineConfigSpec, oldIgn, newIgn ignition.Config) Diff {
-	oldCore, newCore := findUser(oldIgn.Passwd.Users, CoreUser), findUser(newIgn.Passwd.Users, CoreUser)
+	oldCore, newCore := findUser(oldIgn.Passwd.Users, protocol.CoreUser), findUser(newIgn.Passwd.Users, protocol.CoreUser)
 	return Diff{
 		Files:           changedKeys(oldIgn.Storage.Files, newIgn.Storage.Files, func(f types.File) string { return f.Path }),
 		Units:           changedKeys(oldIgn.Systemd.Units, newIgn.Systemd.Units, func(u types.Unit) string { return u.Name }),

@@ -63,14 +63,7 @@ func TestDiffFromNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.Files, []string{"/etc/a", "/etc/b"}) || !got.SSHKeys || got.Empty() {
+	if !reflect.DeepEqual(got.Files, []string{"/etc/a", "/etc/b"}) || !got.SSHKeys {
 		t.Fatalf("diff = %+v", got)
-	}
-}
-
-func TestWithoutOSChanges(t *testing.T) {
-	d := Diff{OSImageURL: true, KernelArguments: true, Extensions: true, KernelType: true, Files: []string{"/x"}}
-	if got := d.WithoutOSChanges(); len(got.OSChanges()) != 0 || len(got.Files) != 1 {
-		t.Fatalf("got %+v", got)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
-	"strings"
 	"syscall"
 
 	"github.com/mco-dev/mco/internal/daemon/systemd"
@@ -32,13 +30,8 @@ type Systemd struct {
 func (s Systemd) Reboot(ctx context.Context, reason string) error {
 	args := []string{"--unit", "machine-config-daemon-reboot", "--description", "machine-config-daemon: " + reason,
 		"/bin/sh", "-c", "systemctl reboot"}
-	name := "systemd-run"
-	if path.Clean(s.Root) != "/" {
-		args = append([]string{s.Root, name}, args...)
-		name = "chroot"
-	}
-	if out, err := s.Run(ctx, name, args...); err != nil {
-		return fmt.Errorf("queueing reboot: %w: %s", err, strings.TrimSpace(string(out)))
+	if err := systemd.RunInRoot(ctx, s.Run, s.Root, "systemd-run", args...); err != nil {
+		return fmt.Errorf("queueing reboot: %w", err)
 	}
 	return nil
 }

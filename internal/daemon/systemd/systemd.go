@@ -88,15 +88,20 @@ func (s *Systemctl) IsEnabled(ctx context.Context, unit string) (bool, error) {
 	return false, nil
 }
 
-// live runs systemctl against the node's running systemd: directly on the host, chrooted
-// into the root otherwise (the agent in a pod with the host root at /rootfs).
+// live runs systemctl against the node's running systemd.
 func (s *Systemctl) live(ctx context.Context, args ...string) error {
-	name := "systemctl"
-	if path.Clean(s.Root) != "/" {
-		args = append([]string{s.Root, "systemctl"}, args...)
+	return RunInRoot(ctx, s.Run, s.Root, "systemctl", args...)
+}
+
+// RunInRoot runs a command of the node's running system: directly on the host, chrooted into
+// root otherwise (the agent in a pod with the host root at /rootfs); an unset root is the host.
+// The error names the command and carries its output, which is where these tools say why.
+func RunInRoot(ctx context.Context, run Runner, root, name string, args ...string) error {
+	if root != "" && path.Clean(root) != "/" {
+		args = append([]string{root, name}, args...)
 		name = "chroot"
 	}
-	if out, err := s.Run(ctx, name, args...); err != nil {
+	if out, err := run(ctx, name, args...); err != nil {
 		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
