@@ -64,8 +64,7 @@ func (a *Applier) Begin(ctx context.Context, req Request) (*Txn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Txn{a: a, req: req, ops: p.ops, units: units,
-		j: &journal{From: req.From, To: req.To, OSStaged: req.OS != nil}}
+	t := &Txn{a: a, req: req, ops: p.ops, units: units, j: &journal{From: req.From, To: req.To}}
 	if err := t.journalPriors(); err != nil {
 		_ = a.cleanBackups()
 		return nil, err
@@ -191,6 +190,14 @@ func (t *Txn) Apply(ctx context.Context) error {
 	}
 	failpoint.Hit()
 	if t.req.OS != nil {
+		// Journaled just before the backend is asked, not at Begin: a rollback must discard
+		// only a staging this transaction started. Whatever a committed update staged for a
+		// reboot that has not happened yet (the package backend's record of it lives until
+		// the next boot) is not this transaction's to drop.
+		t.j.OSStaged = true
+		if err := writeJournal(t.a.Root, t.j); err != nil {
+			return err
+		}
 		if err := t.a.OS.Stage(ctx, *t.req.OS); err != nil {
 			return fmt.Errorf("staging OS changes with %s: %w", t.a.OS.Name(), err)
 		}
