@@ -11,18 +11,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/daemon"
-	"github.com/mco-dev/mco/internal/daemon/osimage"
-	"github.com/mco-dev/mco/internal/daemon/reboot"
 )
 
 func newDaemonCommand() *cobra.Command {
 	var kubeconfig, metricsAddr string
-	var simulatedReboot bool
 	opts := daemon.Options{}
 	cmd := &cobra.Command{
 		Use:   "daemon",
@@ -42,20 +38,6 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 			if err != nil {
 				return err
 			}
-			if simulatedReboot {
-				cs, err := kubernetes.NewForConfig(cfg)
-				if err != nil {
-					return err
-				}
-				node := reboot.SimulatedNode{Nodes: cs, Node: opts.NodeName}
-				if err := node.MarkBooted(cmd.Context()); err != nil {
-					return err
-				}
-				opts.Rebooter = node
-				// A simulated node has no OS image to switch: record OS changes instead, so they
-				// still go through drain, stage and reboot like on a real node.
-				opts.OS = osimage.Simulated{Root: opts.Root}
-			}
 			reg := prometheus.NewRegistry()
 			opts.Metrics = reg
 			if err := serveMetrics(metricsAddr, reg); err != nil {
@@ -71,8 +53,7 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 	f.DurationVar(&opts.DriftInterval, "drift-check-interval", 30*time.Second, "period of the drift check between file events")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", time.Hour, "how long to wait for the drain controller before reporting Degraded")
 	f.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8797", "address of the Prometheus metrics endpoint; 0 disables")
-	f.BoolVar(&simulatedReboot, "simulated-reboot", false, "simulated node of the dev cluster: record OS changes under the root and restart the agent process instead of rebooting")
-	cmd.AddCommand(newDaemonRevertCommand())
+	cmd.AddCommand(newDaemonRevertCommand(), newDaemonFirstBootCommand())
 	return cmd
 }
 
@@ -117,4 +98,38 @@ func serveMetrics(addr string, reg *prometheus.Registry) error {
 		}
 	}()
 	return nil
+}
+
+func newDaemonFirstBootCommand() *cobra.Command {
+	opts := daemon.FirstBootOptions{}
+	cmd := &cobra.Command{
+		Use:   "firstboot",
+		Short: "On a machine's first boot, before the kubelet: apply what Ignition cannot, reboot once if needed",
+		Long: `Run by the mco-firstboot.service unit the served config lays down, ordered before the kubelet.
+It reads the MachineConfig the server encapsulated (/etc/ignition-machine-config-encapsulated.json),
+compares what booted (kernel command line, OS image) with it, stages the difference with the host's
+OS backend (kernel arguments, kernel type, extensions, OS image) and reboots once. After that
+reboot it verifies; a field the backend cannot apply, or a change still not in effect, is written
+to /etc/machine-config-daemon/firstboot-failed and the agent reports the node Degraded with it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			result, err := daemon.FirstBoot(cmd.Context(), opts)
+			switch result {
+			case daemon.FirstBootRebooting:
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "first boot: OS changes staged; rebooting")
+				<-cmd.Context().Done() // the reboot stops this unit
+				return nil
+			case daemon.FirstBootFailed:
+				// Not a unit failure: the kubelet must still start, so the agent can report why.
+				fmt.Fprintln(cmd.ErrOrStderr(), "first boot failed; the agent reports it:", err)
+				return nil
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&opts.Root, "root", "/", "where the node's root file system is mounted")
+	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mco-dev/mco/internal/devcluster"
+	"github.com/mco-dev/mco/internal/machine"
 )
 
 // defaultToolsDir is bin/tools beside bin/mco, where `make tools` puts them.
@@ -23,7 +24,7 @@ func defaultToolsDir() string {
 func newDevCommand() *cobra.Command {
 	dev := &cobra.Command{
 		Use:   "dev",
-		Short: "Run a whole mco cluster on this machine (etcd, kube-apiserver, controller, server, simulated nodes)",
+		Short: "Run a whole mco cluster on this host (etcd, kube-apiserver, controller, server, real systemd machines)",
 	}
 	var dir, toolsDir string
 	dev.PersistentFlags().StringVar(&dir, "dir", "_out/dev", "directory holding the cluster's state, logs, kubeconfig and node roots")
@@ -35,9 +36,13 @@ func newDevCommand() *cobra.Command {
 		Short: "Start a dev cluster and return once every node is Done; it keeps running in the background",
 		Long: `Start etcd and kube-apiserver, install the CRDs, the master and worker pools (and any
 --custom-pools, which inherit worker) and MachineConfiguration cluster, run mco controller and
-mco server, then provision --nodes machines: each boots with the real Ignition client from its
-pool's <pool>-user-data-managed pointer config, is registered as a Ready Node and runs a real
-mco daemon on its own root (DIR/nodes/<name>/root). A reboot restarts the agent process.`,
+mco server, then boot --nodes machines. Each is a real systemd Linux machine (systemd as PID 1
+of its own namespaces, root an overlay of an OS image on its own disk, DIR/machines/<name>):
+before its first boot the real Ignition client follows its pool's <pool>-user-data-managed
+pointer config; then its own units run the first-boot service, a kubelet stand-in that
+registers the Node, and mco daemon. Reboots are real: systemd stops everything and the
+supervisor boots the machine again with the kernel arguments and OS image the machine staged.
+Needs root (namespaces, loop mounts).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			exe, err := os.Executable()
@@ -56,7 +61,7 @@ mco daemon on its own root (DIR/nodes/<name>/root). A reboot restarts the agent 
 			return nil
 		},
 	}
-	up.Flags().IntVar(&opts.Nodes, "nodes", 3, "number of simulated nodes")
+	up.Flags().IntVar(&opts.Nodes, "nodes", 3, "number of machines")
 	up.Flags().StringSliceVar(&opts.NodePools, "pools", []string{"worker"}, "pools the nodes join, in turn")
 	up.Flags().StringSliceVar(&opts.CustomPools, "custom-pools", nil, "custom pools to create (they inherit worker)")
 
@@ -82,13 +87,13 @@ mco daemon on its own root (DIR/nodes/<name>/root). A reboot restarts the agent 
 
 	down := &cobra.Command{
 		Use:   "down",
-		Short: "Stop every process the dev cluster started",
+		Short: "Power off every machine and stop every process the dev cluster started",
 		Args:  cobra.NoArgs,
 		RunE:  func(*cobra.Command, []string) error { return devcluster.Down(dir) },
 	}
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Show the dev cluster's processes",
+		Short: "Show the dev cluster's machines (state, boots, image) and processes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := devcluster.LoadState(dir)
@@ -96,13 +101,25 @@ mco daemon on its own root (DIR/nodes/<name>/root). A reboot restarts the agent 
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "API server\t%s\nserver\t%s\n\nPROCESS\tPID\tRUNNING\tLOG\n", st.APIServerURL, st.ServerURL)
+			fmt.Fprintf(w, "API server\t%s\nserver\t%s\n\nMACHINE\tSTATE\tBOOTS\tSINCE\tIMAGE\tLAST EXIT\n", st.APIServerURL, st.ServerURL)
+			for _, name := range st.Machines {
+				ms, err := machine.ReadStatus(devcluster.MachineDir(dir, name))
+				if err != nil {
+					fmt.Fprintf(w, "%s\t?\t\t\t\t%v\n", name, err)
+					continue
+				}
+				if !devcluster.Alive(ms.SupervisorPID) {
+					ms.State = machine.Off
+				}
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", name, ms.State, ms.Boots, ms.Since.Format("15:04:05"), ms.Image, ms.LastExit)
+			}
+			fmt.Fprintf(w, "\nPROCESS\tPID\tRUNNING\tLOG\n")
 			for name, p := range st.Processes {
 				fmt.Fprintf(w, "%s\t%d\t%v\t%s\n", name, p.PID, devcluster.Alive(p.PID), p.Log)
 			}
 			return w.Flush()
 		},
 	}
-	dev.AddCommand(up, join, down, status)
+	dev.AddCommand(up, join, down, status, newDevExecCommand(&dir), newDevMachineCommand(), newKubeletStandinCommand())
 	return dev
 }

@@ -9,12 +9,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
+	"github.com/mco-dev/mco/internal/machine"
 	"github.com/mco-dev/mco/internal/rollout"
 )
 
@@ -41,7 +44,7 @@ func Up(ctx context.Context, opts Options) error {
 	if st, err := LoadState(dir); err == nil && st.anyAlive() {
 		return fmt.Errorf("a dev cluster is already running in %s; `mco dev down --dir %s` first", dir, dir)
 	}
-	for _, sub := range []string{"etcd", "nodes"} {
+	for _, sub := range []string{"etcd", "nodes", "machines", "images"} {
 		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
 			return err
 		}
@@ -61,6 +64,10 @@ func Up(ctx context.Context, opts Options) error {
 	if err := certs.create(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
 	}
+	nodeToken := randomToken()
+	if err := writeTokenFile(certs.path(tokenFile), nodeToken); err != nil {
+		return err
+	}
 	st := &State{Processes: map[string]Process{}}
 	logf(opts.Log, "starting etcd and kube-apiserver")
 	apiURL, err := st.startControlPlane(ctx, dir, opts.ToolsDir, certs)
@@ -76,22 +83,22 @@ func Up(ctx context.Context, opts Options) error {
 		return err
 	}
 	logf(opts.Log, "installing CRDs, pools and MachineConfiguration cluster")
-	if err := install(ctx, c, certs, opts.CustomPools); err != nil {
+	if err := install(ctx, c, certs, nodeToken, opts.CustomPools); err != nil {
 		return err
 	}
-	if err := st.startMCO(dir, opts.MCO, kubeconfig, certs); err != nil {
+	if err := st.startMCO(dir, opts.MCO, kubeconfig, apiURL, certs); err != nil {
 		return err
 	}
 	for i := range opts.Nodes {
 		pool := opts.NodePools[i%len(opts.NodePools)]
 		name := fmt.Sprintf("%s-%d", pool, i)
-		logf(opts.Log, "provisioning node %s (pool %s) with the real Ignition client", name, pool)
+		logf(opts.Log, "booting machine %s (pool %s): Ignition from the pool's pointer config, then systemd", name, pool)
 		if err := st.addNode(ctx, c, dir, opts.ToolsDir, opts.MCO, name, pool); err != nil {
 			return err
 		}
 	}
-	logf(opts.Log, "waiting for every node to report Done")
-	return waitNodesDone(ctx, c, st, 3*time.Minute)
+	logf(opts.Log, "waiting for every machine to register its Node and report Done")
+	return waitNodesDone(ctx, c, dir, st, 3*time.Minute)
 }
 
 // Join provisions one more machine for pool in a running dev cluster.
@@ -111,18 +118,18 @@ func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) 
 	name := ""
 	for i := 0; ; i++ {
 		name = fmt.Sprintf("%s-%d", pool, i)
-		if _, err := os.Stat(nodeRoot(dir, name)); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(MachineDir(dir, name)); errors.Is(err, os.ErrNotExist) {
 			break
 		}
 	}
 	if err := st.addNode(ctx, c, dir, toolsDir, mco, name, pool); err != nil {
 		return "", err
 	}
-	return name, waitNodesDone(ctx, c, st, 2*time.Minute)
+	return name, waitNodesDone(ctx, c, dir, st, 3*time.Minute)
 }
 
 // startMCO runs the controller and the Machine Config Server against the dev API server.
-func (s *State) startMCO(dir, mco, kubeconfig string, certs pki) error {
+func (s *State) startMCO(dir, mco, kubeconfig, apiURL string, certs pki) error {
 	ports, err := freePorts(1)
 	if err != nil {
 		return err
@@ -133,7 +140,7 @@ func (s *State) startMCO(dir, mco, kubeconfig string, certs pki) error {
 	if err := s.start(dir, "server", mco, "server", "--kubeconfig", kubeconfig, "--namespace", ServerNamespace,
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--insecure-port", "0",
 		"--tls-cert-file", certs.path("mcs.crt"), "--tls-private-key-file", certs.path("mcs.key"),
-		"--metrics-bind-address", ""); err != nil {
+		"--apiserver-url", apiURL, "--metrics-bind-address", ""); err != nil {
 		return err
 	}
 	return s.start(dir, "controller", mco, "controller", "--kubeconfig", kubeconfig,
@@ -142,19 +149,40 @@ func (s *State) startMCO(dir, mco, kubeconfig string, certs pki) error {
 		"--server-namespace", ServerNamespace, "--machine-api-namespace", MachineAPINamespace)
 }
 
-// Down stops every process the dev cluster in dir started, agents first, etcd last.
+// Down stops every process the dev cluster in dir started: machines first (each powered off
+// while the API server can still hear its Node go NotReady), then controller and server, the API
+// server, etcd last.
 func Down(dir string) error {
 	st, err := LoadState(dir)
 	if err != nil {
 		return err
 	}
+	var errs []error
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for name, p := range st.Processes {
+		if !strings.HasPrefix(name, "machine-") {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := stop(p, machine.PoweroffGrace+10*time.Second); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 	order := []string{}
 	for name := range st.Processes {
-		order = append(order, name)
+		if !strings.HasPrefix(name, "machine-") {
+			order = append(order, name)
+		}
 	}
 	rank := map[string]int{"controller": 1, "server": 1, "kube-apiserver": 2, "etcd": 3}
 	slices.SortFunc(order, func(a, b string) int { return rank[a] - rank[b] })
-	var errs []error
 	for _, name := range order {
 		if err := stop(st.Processes[name], 10*time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
@@ -189,16 +217,16 @@ func (s *State) anyAlive() bool {
 	return false
 }
 
-// waitNodesDone waits until every dev node has a current config equal to its desired one and
-// state Done, failing early if an agent process died.
-func waitNodesDone(ctx context.Context, c client.Client, st *State, timeout time.Duration) error {
+// waitNodesDone waits until every dev machine has registered its Node with a current config
+// equal to its desired one and state Done, failing early when a machine or process stopped.
+func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var nodes corev1.NodeList
-		if err := c.List(ctx, &nodes, client.HasLabels{SimulatedNodeLabel}); err != nil {
+		if err := c.List(ctx, &nodes, client.HasLabels{MachineLabel}); err != nil {
 			return err
 		}
-		pending := pendingNodes(nodes.Items)
+		pending := pendingNodes(nodes.Items, st.Machines)
 		if len(pending) == 0 {
 			return nil
 		}
@@ -207,18 +235,32 @@ func waitNodesDone(ctx context.Context, c client.Client, st *State, timeout time
 				return fmt.Errorf("%s exited; see %s", name, p.Log)
 			}
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nodes not Done after %s: %v", timeout, pending)
+		for _, name := range st.Machines {
+			if ms, err := machine.ReadStatus(MachineDir(dir, name)); err == nil && ms.State == machine.Off {
+				return fmt.Errorf("machine %s is off (%s); see %s", name, ms.LastExit, filepath.Join(MachineDir(dir, name), machine.ConsoleFile))
+			}
 		}
-		time.Sleep(250 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nodes not Done after %s: %v (inside a machine: mco dev exec NAME -- journalctl -u mco-daemon -u mco-firstboot -u mco-kubelet-standin)", timeout, pending)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
 }
 
-func pendingNodes(nodes []corev1.Node) []string {
-	var pending []string
+// pendingNodes are the machines whose Node is missing or not Done.
+func pendingNodes(nodes []corev1.Node, machines []string) []string {
+	done := map[string]bool{}
 	for i := range nodes {
-		if !rollout.Done(&nodes[i]) {
-			pending = append(pending, nodes[i].Name)
+		done[nodes[i].Name] = rollout.Done(&nodes[i])
+	}
+	var pending []string
+	for _, name := range machines {
+		if !done[name] {
+			pending = append(pending, name)
 		}
 	}
 	return pending

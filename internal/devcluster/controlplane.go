@@ -16,6 +16,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
+const tokenFile = "tokens.csv"
+
 // startControlPlane starts etcd and kube-apiserver from toolsDir and waits until the API server
 // is ready. It returns the API server URL.
 func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, certs pki) (string, error) {
@@ -41,6 +43,7 @@ func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, cer
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(apiPort),
 		"--tls-cert-file", certs.path("apiserver.crt"), "--tls-private-key-file", certs.path("apiserver.key"),
 		"--client-ca-file", certs.path("ca.crt"),
+		"--token-auth-file", certs.path(tokenFile),
 		"--authorization-mode", "RBAC",
 		"--service-account-issuer", apiURL,
 		"--service-account-key-file", certs.path("sa.pub"),

@@ -5,23 +5,22 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"os"
 	"time"
 
-	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/config/crd"
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/server"
 )
 
 // Namespaces and objects the dev cluster sets up, matching the defaults of mco's flags.
@@ -31,9 +30,20 @@ const (
 	ServerCAConfigMap   = "machine-config-server-ca"
 )
 
+// The dev machines' credential: a static token of the API server (--token-auth-file).
+const (
+	nodeUser  = "system:mco-dev:node"
+	nodeGroup = "system:mco-dev:nodes"
+)
+
+// writeTokenFile writes the API server's static token file with the machines' token.
+func writeTokenFile(path, token string) error {
+	return os.WriteFile(path, []byte(token+","+nodeUser+",mco-dev-node,\""+nodeGroup+"\"\n"), 0o600)
+}
+
 // install creates the CRDs, namespaces, built-in pools (plus custom ones inheriting worker),
 // MachineConfiguration cluster, the server's CA bundle and one bearer token per pool.
-func install(ctx context.Context, c client.Client, certs pki, customPools []string) error {
+func install(ctx context.Context, c client.Client, certs pki, nodeToken string, customPools []string) error {
 	crds, err := crd.All()
 	if err != nil {
 		return err
@@ -57,6 +67,17 @@ func install(ctx context.Context, c client.Client, certs pki, customPools []stri
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: MachineAPINamespace}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ServerNamespace, Name: ServerCAConfigMap}, Data: map[string]string{"ca-bundle.crt": string(caPEM)}},
 		machineConfiguration(),
+		// Dev machines' stand-in kubelet and agent share one credential, the token the server
+		// puts into served kubeconfigs; it may do anything (a dev cluster has no node authorizer).
+		&corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ServerNamespace, Name: server.DefaultBootstrapTokenSecret},
+			Data:       map[string][]byte{corev1.ServiceAccountTokenKey: []byte(nodeToken), corev1.ServiceAccountRootCAKey: caPEM},
+		},
+		&rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "mco-dev-nodes"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: nodeGroup}},
+		},
 	}
 	poolNames := append([]string{}, pools.Names...)
 	for _, name := range pools.Names {
@@ -95,18 +116,6 @@ func machineConfiguration() client.Object {
 		"spec":       map[string]any{"managementState": string(operatorv1.Managed)},
 	}}
 	return u
-}
-
-// baseConfig plays OpenShift's template controller: every role starts with one MachineConfig, so
-// a pool renders before an admin adds anything. It records what the node is, like /etc/os-release
-// records the OS.
-func baseConfig(role string) client.Object {
-	content := url.PathEscape("MCO_DEV_CLUSTER=1\nMCO_ROLE=" + role + "\n")
-	return &mcfgv1.MachineConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: "00-" + role, Labels: map[string]string{protocol.RoleLabel: role}},
-		Spec: mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(
-			`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/mco-dev/role","mode":420,"contents":{"source":"data:,` + content + `"}}]}}`)}},
-	}
 }
 
 // CustomPool is a pool that inherits every worker MachineConfig and adds its own role's, with

@@ -16,6 +16,8 @@ type State struct {
 	APIServerURL string             `json:"apiServerURL"`
 	ServerURL    string             `json:"serverURL"`
 	Processes    map[string]Process `json:"processes"`
+	// Machines are the dev machines, in the order they were created.
+	Machines []string `json:"machines,omitempty"`
 }
 
 // Process is one detached child.

@@ -20,6 +20,12 @@ const StageTimeout = 90 * time.Second
 // Run boots root from pointer with the ignition binary, keeping Ignition's own state in work.
 // It returns Ignition's combined output.
 func Run(ctx context.Context, bin string, pointer []byte, root, work string) (string, error) {
+	return RunStages(ctx, bin, pointer, root, work, nil)
+}
+
+// RunStages is Run with beforeFiles called between the stages with the config the fetch stage
+// resolved (the pointer followed, merges applied), before anything is written under root.
+func RunStages(ctx context.Context, bin string, pointer []byte, root, work string, beforeFiles func(config []byte) error) (string, error) {
 	for _, d := range []string{root, work, filepath.Join(work, "sys"), filepath.Join(work, "run"), filepath.Join(work, "local")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return "", err
@@ -53,6 +59,15 @@ func Run(ctx context.Context, bin string, pointer []byte, root, work string) (st
 		cancel()
 		if err != nil {
 			return out.String(), fmt.Errorf("ignition %s stage: %w", stage, err)
+		}
+		if stage == "fetch" && beforeFiles != nil {
+			config, err := os.ReadFile(filepath.Join(work, "ignition.json"))
+			if err == nil {
+				err = beforeFiles(config)
+			}
+			if err != nil {
+				return out.String(), err
+			}
 		}
 	}
 	return out.String(), nil

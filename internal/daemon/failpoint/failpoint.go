@@ -12,9 +12,17 @@ import (
 // KillAtEnv: the N-th Hit (1-based) kills the process with SIGKILL, like a power cut.
 const KillAtEnv = "MCO_DAEMON_KILL_AT"
 
+// PauseAtEnv: the N-th Hit creates PausedFile and blocks forever, so a test can cut a whole
+// machine's power at that step.
+const PauseAtEnv = "MCO_DAEMON_PAUSE_AT"
+
+// PausedFile is created when the agent pauses at PauseAtEnv.
+const PausedFile = "/run/mco-daemon-paused"
+
 var (
-	hits   atomic.Int64
-	killAt = envInt(KillAtEnv)
+	hits    atomic.Int64
+	killAt  = envInt(KillAtEnv)
+	pauseAt = envInt(PauseAtEnv)
 )
 
 func envInt(name string) int64 {
@@ -24,8 +32,13 @@ func envInt(name string) int64 {
 
 // Hit marks a step boundary.
 func Hit() {
-	if n := hits.Add(1); killAt > 0 && n == killAt {
+	n := hits.Add(1)
+	if killAt > 0 && n == killAt {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal arrives asynchronously
+	}
+	if pauseAt > 0 && n == pauseAt {
+		_ = os.WriteFile(PausedFile, []byte(strconv.FormatInt(pauseAt, 10)+"\n"), 0o644)
+		select {}
 	}
 }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/mco-dev/mco/internal/clientconfig"
+	"github.com/mco-dev/mco/internal/devcluster"
+	"github.com/mco-dev/mco/internal/kubeletstandin"
+	"github.com/mco-dev/mco/internal/machine"
+)
+
+// newDevMachineCommand is the plumbing of a dev machine: its supervisor and its boot stage.
+// People use `mco dev exec`, `mco dev status` and `mco dev down` instead.
+func newDevMachineCommand() *cobra.Command {
+	m := &cobra.Command{Use: "machine", Short: "Plumbing of a dev machine (supervisor, boot stage)", Hidden: true}
+	var dir string
+	supervise := &cobra.Command{
+		Use:   "supervise",
+		Short: "Play firmware and boot loader for the machine in --dir: boot it until it powers off",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := machine.Load(dir)
+			if err != nil {
+				return err
+			}
+			return machine.Supervise(ctrl.SetupSignalHandler(), c)
+		},
+	}
+	boot := &cobra.Command{
+		Use:   "boot",
+		Short: "PID 1 of a new machine's namespaces: mount its disk and image, run Ignition on first boot, exec systemd",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := machine.Load(dir)
+			if err != nil {
+				return err
+			}
+			return machine.Boot(cmd.Context(), c)
+		},
+	}
+	for _, c := range []*cobra.Command{supervise, boot} {
+		c.Flags().StringVar(&dir, "dir", "", "the machine's directory")
+		_ = c.MarkFlagRequired("dir")
+	}
+	m.AddCommand(supervise, boot)
+	return m
+}
+
+// newDevExecCommand runs a command inside a dev machine, like `kubectl exec` into a node.
+func newDevExecCommand(dir *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "exec NODE -- COMMAND [ARG...]",
+		Short: "Run a command inside a dev machine (its root, PID, mount, UTS and IPC namespaces)",
+		Example: `  mco dev exec worker-0 -- cat /proc/cmdline
+  mco dev exec worker-0 -- systemctl status mco-daemon
+  mco dev exec worker-0 -- journalctl -u mco-daemon -n 50`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := machine.Command(cmd.Context(), devcluster.MachineDir(*dir, args[0]), args[1:]...)
+			if err != nil {
+				return err
+			}
+			c.Stdin, c.Stdout, c.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
+			err = c.Run()
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				cmd.SilenceErrors = true
+				os.Exit(exit.ExitCode())
+			}
+			return err
+		},
+	}
+}
+
+// newKubeletStandinCommand is the dev machines' stand-in for the kubelet.
+func newKubeletStandinCommand() *cobra.Command {
+	var kubeconfig, metadata string
+	opts := kubeletstandin.Options{}
+	cmd := &cobra.Command{
+		Use:   "kubelet-standin",
+		Short: "Dev machines only: a stand-in for the kubelet that registers the Node and reports it Ready while the machine runs",
+		Long: `Not a kubelet: it runs no pods. On a dev machine it registers the machine's Node with the
+labels in the platform metadata (--metadata), reports it Ready, and reports it NotReady when
+the machine shuts down (as the kubelet's graceful node shutdown does).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			data, err := os.ReadFile(metadata)
+			if err != nil {
+				return err
+			}
+			var meta machine.Metadata
+			if err := json.Unmarshal(data, &meta); err != nil {
+				return fmt.Errorf("%s: %w", metadata, err)
+			}
+			if opts.NodeName == "" {
+				opts.NodeName = meta.Name
+			}
+			opts.Labels = meta.Labels
+			cfg, err := clientconfig.Load(kubeconfig)
+			if err != nil {
+				return err
+			}
+			return kubeletstandin.Run(ctrl.SetupSignalHandler(), cfg, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "/etc/kubernetes/kubeconfig", "kubeconfig (the one the served config carries)")
+	f.StringVar(&metadata, "metadata", machine.MetadataPath, "platform metadata: node name and labels")
+	f.StringVar(&opts.NodeName, "node", "", "Node name (default: from the metadata)")
+	f.DurationVar(&opts.Heartbeat, "heartbeat", 0, "re-post Ready this often (0: once per boot; nothing in a dev cluster reads heartbeats)")
+	return cmd
+}

@@ -1,0 +1,182 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+
+	"github.com/mco-dev/mco/internal/daemon/apply"
+	"github.com/mco-dev/mco/internal/daemon/noderoot"
+	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/daemon/systemd"
+)
+
+// Files of the first-boot service (seed 004's "service between bootstrap and kubelet").
+const (
+	// EncapsulatedConfigPath is the rendered MachineConfig the server handed the machine, with
+	// an empty Ignition config: OS image, kernel arguments, kernel type, extensions, FIPS.
+	EncapsulatedConfigPath = "/etc/ignition-machine-config-encapsulated.json"
+	// FirstBootDonePath: the first-boot service has finished (successfully or not).
+	FirstBootDonePath = apply.StateDir + "/firstboot-done"
+	// FirstBootFailedPath holds why the first boot could not bring the machine into its config;
+	// the agent reports it as Degraded instead of Done.
+	FirstBootFailedPath = apply.StateDir + "/firstboot-failed"
+	// firstBootRebootedPath records the config the first boot rebooted for, so a change that
+	// is still not in effect after that reboot is reported instead of rebooting forever.
+	firstBootRebootedPath = apply.StateDir + "/firstboot-rebooted-for"
+	// PullSecretPath is where the served config puts the cluster's pull secret.
+	PullSecretPath = "/var/lib/kubelet/config.json"
+)
+
+// FirstBootOptions configure FirstBoot; zero values are the real host.
+type FirstBootOptions struct {
+	Root string
+	OS   osimage.Backend
+	// Reboot queues a reboot (default: systemctl reboot).
+	Reboot func(ctx context.Context) error
+	Log    *slog.Logger
+}
+
+// FirstBootResult says what the first boot did.
+type FirstBootResult int
+
+const (
+	// FirstBootDone: every part of the config is in effect; the kubelet may start.
+	FirstBootDone FirstBootResult = iota
+	// FirstBootRebooting: changes were staged and a reboot queued.
+	FirstBootRebooting
+	// FirstBootFailed: the reason is in FirstBootFailedPath; the agent reports it.
+	FirstBootFailed
+	// FirstBootNothing: the machine has no encapsulated config or already finished.
+	FirstBootNothing
+)
+
+// FirstBoot applies what Ignition cannot (kernel arguments, kernel type, extensions, OS image,
+// FIPS) on a machine's first boot, before the kubelet starts: it compares what booted with the
+// config the server served, stages the difference with the host's OS backend and reboots once.
+// After that reboot it verifies; what is still not in effect, or what the backend cannot apply
+// at all, is recorded as the failure the agent reports, naming the field.
+func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, error) {
+	if opts.Root == "" {
+		opts.Root = "/"
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	root, err := noderoot.Open(opts.Root)
+	if err != nil {
+		return FirstBootFailed, err
+	}
+	defer root.Close()
+	if done, _ := root.Exists(FirstBootDonePath); done {
+		return FirstBootNothing, nil
+	}
+	if ok, _ := root.Exists(EncapsulatedConfigPath); !ok {
+		return FirstBootNothing, markFirstBootDone(root)
+	}
+	mc, err := readEncapsulated(root)
+	if err != nil {
+		return failFirstBoot(root, err)
+	}
+	if opts.OS == nil {
+		opts.OS = osimage.Detect(opts.Root, func(p string) bool { ok, _ := root.Exists(p); return ok }, systemd.ExecRunner)
+	}
+	if opts.Reboot == nil {
+		opts.Reboot = func(ctx context.Context) error {
+			return systemd.RunInRoot(ctx, systemd.ExecRunner, opts.Root, "systemctl", "reboot")
+		}
+	}
+	linkPullSecret(opts.Root)
+	booted, err := opts.OS.Booted(ctx)
+	if err != nil {
+		return failFirstBoot(root, fmt.Errorf("asking OS backend %q what booted: %w", opts.OS.Name(), err))
+	}
+	needed := osimage.Needed(mc.Spec, booted)
+	if err := osimage.Refuse(opts.OS, needed, mc.Spec); err != nil {
+		return failFirstBoot(root, fmt.Errorf("%s: %w", mc.Name, err))
+	}
+	if needed.Empty() {
+		if ms := osimage.Verify(mc.Spec, booted); len(ms) > 0 {
+			return failFirstBoot(root, mismatchError(mc.Name, ms))
+		}
+		opts.Log.Info("first boot: every part of the config is in effect", "config", mc.Name, "backend", opts.OS.Name())
+		return FirstBootDone, markFirstBootDone(root)
+	}
+	if prev, _ := root.ReadFile(firstBootRebootedPath); strings.TrimSpace(string(prev)) == mc.Name {
+		ms := osimage.Verify(mc.Spec, booted)
+		if len(ms) == 0 {
+			ms = []osimage.Mismatch{{Field: "(staged changes)", Want: fmt.Sprintf("%+v", needed), Got: "not in effect"}}
+		}
+		return failFirstBoot(root, fmt.Errorf("still not in effect after the first boot's reboot: %w", mismatchError(mc.Name, ms)))
+	}
+	if err := opts.OS.Stage(ctx, needed); err != nil {
+		return failFirstBoot(root, fmt.Errorf("staging %s with OS backend %q: %w", mc.Name, opts.OS.Name(), err))
+	}
+	if err := root.WriteFile(firstBootRebootedPath, []byte(mc.Name+"\n"), noderoot.WriteOptions{Perm: 0o644}); err != nil {
+		return FirstBootFailed, err
+	}
+	opts.Log.Info("first boot: staged OS changes; rebooting", "config", mc.Name, "backend", opts.OS.Name())
+	return FirstBootRebooting, opts.Reboot(ctx)
+}
+
+func readEncapsulated(root *noderoot.Root) (*mcfgv1.MachineConfig, error) {
+	data, err := root.ReadFile(EncapsulatedConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	mc := &mcfgv1.MachineConfig{}
+	if err := json.Unmarshal(data, mc); err != nil {
+		return nil, fmt.Errorf("%s: %w", EncapsulatedConfigPath, err)
+	}
+	return mc, nil
+}
+
+func mismatchError(config string, ms []osimage.Mismatch) error {
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		parts[i] = m.String()
+	}
+	return fmt.Errorf("booted system does not match %s: %s", config, strings.Join(parts, "; "))
+}
+
+func failFirstBoot(root *noderoot.Root, cause error) (FirstBootResult, error) {
+	if err := root.WriteFile(FirstBootFailedPath, []byte(cause.Error()+"\n"), noderoot.WriteOptions{Perm: 0o644}); err != nil {
+		return FirstBootFailed, errors.Join(cause, err)
+	}
+	return FirstBootFailed, errors.Join(cause, markFirstBootDone(root))
+}
+
+func markFirstBootDone(root *noderoot.Root) error {
+	return root.WriteFile(FirstBootDonePath, nil, noderoot.WriteOptions{Perm: 0o644})
+}
+
+// linkPullSecret lets rpm-ostree and bootc pull with the cluster's pull secret, which the
+// served config puts where the kubelet reads it (as OpenShift's first boot does).
+func linkPullSecret(root string) {
+	src := filepath.Join(root, PullSecretPath)
+	if _, err := os.Stat(src); err != nil {
+		return
+	}
+	dst := filepath.Join(root, "run/ostree/auth.json")
+	if _, err := os.Lstat(dst); err == nil {
+		return
+	}
+	_ = os.MkdirAll(filepath.Dir(dst), 0o755)
+	_ = os.Symlink(PullSecretPath, dst)
+}
+
+// firstBootFailure is the recorded first-boot failure, if any.
+func (a *Agent) firstBootFailure() string {
+	data, err := a.root.ReadFile(FirstBootFailedPath)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}

@@ -1,0 +1,24 @@
+// Package machine runs a real systemd Linux machine on this host without a VM: systemd is PID 1
+// of its own PID, mount, UTS and IPC namespaces, its root is an overlay of an OS image (the
+// host's own OS plus an image layer) with a per-machine ext4 disk as the writable layer, and it
+// shares the host's network, so it reaches servers on 127.0.0.1.
+//
+// Everything above the boot loader runs for real inside the machine: Ignition (on first boot,
+// before systemd, as an initramfs runs it), systemd, units, systemctl, reboots. The supervisor
+// (Supervise) plays only firmware and boot loader: on each boot it takes the OS image the OS
+// staged for the next boot (/boot/mco-dev/staged-image on the machine's disk) and the kernel
+// command line the OS's boot tooling wrote (/etc/kernel/cmdline, as kernel-install reads it),
+// and presents them (the image as the overlay's lower layer, the command line as /proc/cmdline).
+// A reboot inside (reboot(2) in a PID namespace ends its init with SIGHUP) makes the
+// supervisor boot the machine again; a power-off (SIGINT) stops it; a power loss is a SIGKILL of
+// the machine's init, after which the supervisor boots it again.
+//
+// Layout of a machine directory:
+//
+//	machine.json    the Config
+//	disk.img        the machine's disk (ext4): upper/ and work/ of the root overlay, loader/
+//	user-data.ign   what a cloud would hand the machine as user data (a pointer Ignition config)
+//	status.json     written by the supervisor: state, boot count, init PID, booted image, cmdline
+//	console.log     systemd's console
+//	mnt/            mount points, used only inside the machine's mount namespace
+package machine

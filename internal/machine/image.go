@@ -1,0 +1,160 @@
+package machine
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/mco-dev/mco/internal/daemon/osimage"
+)
+
+// ImageRefPath holds, inside a dev OS image, the image's own reference.
+const ImageRefPath = "/usr/lib/mco-dev/image"
+
+// MCOPath is where a dev OS image carries the mco binary (agent, first-boot service, kubelet
+// stand-in), as an OS image carries its OS's tools.
+const MCOPath = "/usr/local/bin/mco"
+
+// BuildImage creates the dev OS image ref in imagesDir, unless it exists: the host's OS (the
+// lower layer every machine has) plus one layer with the mco binary, the core user (as on
+// CoreOS), and the image's reference. extra files (path → content) go into the layer too, so
+// tests can build images that differ.
+func BuildImage(imagesDir, ref, mco string, extra map[string]string) error {
+	dir := filepath.Join(imagesDir, osimage.DevImageDirName(ref))
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	tmp := dir + ".building"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := copyFile(mco, filepath.Join(tmp, MCOPath), 0o755); err != nil {
+		return err
+	}
+	files := map[string]string{ImageRefPath: ref + "\n"}
+	for k, v := range extra {
+		files[k] = v
+	}
+	accounts, uid, err := withCoreUser()
+	if err != nil {
+		return err
+	}
+	for k, v := range accounts {
+		files[k] = v
+	}
+	for path, content := range files {
+		perm := os.FileMode(0o644)
+		if strings.Contains(path, "shadow") {
+			perm = 0o640
+		}
+		if err := writeFile(filepath.Join(tmp, path), content, perm); err != nil {
+			return err
+		}
+	}
+	home := filepath.Join(tmp, "home", "core")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chown(home, uid, uid); err != nil {
+		return err
+	}
+	// Ignition becomes core to write core's SSH keys: every directory above its home must be
+	// traversable, as on a real disk.
+	for p := filepath.Dir(home); ; p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o755); err != nil {
+			return err
+		}
+		if p == tmp {
+			break
+		}
+	}
+	return os.Rename(tmp, dir)
+}
+
+// withCoreUser returns the host's account databases plus a core user and group (with the first
+// free id from 1000), and that id.
+func withCoreUser() (map[string]string, int, error) {
+	read := func(p string) (string, error) {
+		data, err := os.ReadFile(p)
+		if err != nil && !os.IsNotExist(err) {
+			return "", err
+		}
+		s := string(data)
+		if s != "" && !strings.HasSuffix(s, "\n") {
+			s += "\n"
+		}
+		return s, nil
+	}
+	out := map[string]string{}
+	for _, p := range []string{"/etc/passwd", "/etc/group", "/etc/shadow", "/etc/gshadow"} {
+		s, err := read(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[p] = s
+	}
+	if hasEntry(out["/etc/passwd"], "core") {
+		return nil, 0, fmt.Errorf("the host already has a core user; the dev OS image adds its own")
+	}
+	used := map[int]bool{}
+	for _, db := range []string{"/etc/passwd", "/etc/group"} {
+		for _, line := range strings.Split(out[db], "\n") {
+			if f := strings.Split(line, ":"); len(f) > 2 {
+				if id, err := strconv.Atoi(f[2]); err == nil {
+					used[id] = true
+				}
+			}
+		}
+	}
+	id := 1000
+	for used[id] {
+		id++
+	}
+	out["/etc/passwd"] += fmt.Sprintf("core:x:%d:%d:CoreOS Admin:/home/core:/bin/bash\n", id, id)
+	out["/etc/group"] += fmt.Sprintf("core:x:%d:\n", id)
+	out["/etc/shadow"] += "core:*:19000:0:99999:7:::\n"
+	out["/etc/gshadow"] += "core:!::\n"
+	return out, id, nil
+}
+
+func hasEntry(db, name string) bool {
+	for _, line := range strings.Split(db, "\n") {
+		if strings.HasPrefix(line, name+":") {
+			return true
+		}
+	}
+	return false
+}
+
+func writeFile(path, content string, perm os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), perm)
+}
+
+func copyFile(src, dst string, perm os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

@@ -1,0 +1,166 @@
+package machine
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/testenv"
+)
+
+// TestMachineLifecycle boots a real systemd machine from a user-data Ignition config, reboots
+// it into a staged image and command line, cuts its power, and powers it off.
+func TestMachineLifecycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a real machine: needs root, the ignition binary and bin/mco")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("machines need root (namespaces, loop mounts); run the tests as root")
+	}
+	mco := testenv.RequireMCO(t)
+	ign := testenv.RequireTool(t, "ignition")
+	base := t.TempDir()
+	for p := base; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	images := filepath.Join(base, "images")
+	for _, ref := range []string{"test.local/os:1", "test.local/os:2"} {
+		if err := BuildImage(images, ref, mco, map[string]string{"/usr/lib/mco-dev/flavour": ref + "\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := Config{Name: "m0", Dir: filepath.Join(base, "m0"), ImagesDir: images, Image: "test.local/os:1",
+		Ignition: ign, MCO: mco, DiskSize: 256 << 20, Hide: []string{base},
+		Metadata: Metadata{Name: "m0", Labels: map[string]string{"role": "test"}}}
+	if err := c.Save(); err != nil {
+		t.Fatal(err)
+	}
+	userData := `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/hello","mode":420,"contents":{"source":"data:,from%20ignition"}}]},` +
+		`"systemd":{"units":[{"name":"hello.service","enabled":true,"contents":"[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n"}]}}`
+	if err := os.WriteFile(filepath.Join(c.Dir, UserDataFile), []byte(userData), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	sup := exec.Command(mco, "dev", "machine", "supervise", "--dir", c.Dir)
+	sup.Stdout, sup.Stderr = os.Stderr, os.Stderr
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	supDone := make(chan error, 1)
+	go func() { supDone <- sup.Wait() }()
+	t.Cleanup(func() {
+		_ = sup.Process.Kill()
+		if t.Failed() {
+			data, _ := os.ReadFile(filepath.Join(c.Dir, ConsoleFile))
+			if len(data) > 6000 {
+				data = data[len(data)-6000:]
+			}
+			t.Logf("console:\n%s", data)
+		}
+	})
+	in := func(args ...string) string {
+		t.Helper()
+		out, err := Output(ctx, c.Dir, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+	waitBoot := func(boots int) {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			st, err := ReadStatus(c.Dir)
+			if err == nil && st.Boots == boots && st.State == Running {
+				if state, err := WaitSystemRunning(ctx, c.Dir, time.Minute); err != nil || state != "running" {
+					t.Fatalf("boot %d: systemd is %q: %v (failed units: %s)", boots, state, err, in("systemctl", "--failed", "--no-legend"))
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("boot %d never came up: %+v %v", boots, st, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+
+	waitBoot(1)
+	if got := in("cat", "/etc/hello"); got != "from ignition" {
+		t.Fatalf("/etc/hello = %q: Ignition did not provision the root before the first boot", got)
+	}
+	if got := in("systemctl", "is-active", "hello.service"); got != "active" {
+		t.Fatalf("hello.service, enabled by Ignition, is %s", got)
+	}
+	if got := in("hostname"); got != "m0" {
+		t.Fatalf("hostname %q", got)
+	}
+	if got := in("cat", "/proc/1/comm"); got != "systemd" {
+		t.Fatalf("PID 1 is %q", got)
+	}
+	if got := in("cat", osimage.DevBootedImagePath); got != "test.local/os:1" {
+		t.Fatalf("booted image %q", got)
+	}
+	if got := in("cat", "/proc/cmdline"); got != DefaultCmdline {
+		t.Fatalf("cmdline %q", got)
+	}
+	if got := in("sh", "-c", "test -e "+base+"/m0/disk.img && echo visible || echo hidden"); got != "hidden" {
+		t.Fatalf("the host's machine directory is %s inside the machine", got)
+	}
+	if got := in("sh", "-c", "test -e /etc/machine-config-daemon/noorig/etc/hello.mcdnoorig && echo recorded"); got != "recorded" {
+		t.Fatal("the first boot did not record that /etc/hello had no original")
+	}
+
+	// The OS stages an image and a command line for the next boot, as its boot tooling would,
+	// then reboots for real.
+	in("sh", "-c", "mkdir -p /boot/mco-dev && echo test.local/os:2 > "+osimage.DevStagedImagePath+
+		" && echo 'root=mco-dev rw audit=1' > "+CmdlinePath+" && echo persisted > /var/tmp/marker && systemctl reboot")
+	waitBoot(2)
+	if got := in("cat", "/proc/cmdline"); got != "root=mco-dev rw audit=1" {
+		t.Fatalf("after reboot, cmdline %q", got)
+	}
+	if got := in("cat", "/usr/lib/mco-dev/flavour"); got != "test.local/os:2" {
+		t.Fatalf("after reboot, the image layer is %q", got)
+	}
+	if got := in("cat", "/var/tmp/marker"); got != "persisted" {
+		t.Fatalf("the disk lost a file across the reboot: %q", got)
+	}
+	if st, _ := ReadStatus(c.Dir); st.LastExit != "reboot" || st.Image != "test.local/os:2" {
+		t.Fatalf("status after reboot: %+v", st)
+	}
+
+	if err := PowerLoss(c.Dir); err != nil {
+		t.Fatal(err)
+	}
+	waitBoot(3)
+	if st, _ := ReadStatus(c.Dir); st.LastExit != "power loss" || st.Image != "test.local/os:2" {
+		t.Fatalf("status after power loss: %+v", st)
+	}
+	if got := in("cat", "/etc/hello"); got != "from ignition" {
+		t.Fatalf("Ignition ran again or the disk changed: /etc/hello = %q", got)
+	}
+
+	in("systemctl", "poweroff")
+	select {
+	case err := <-supDone:
+		if err != nil {
+			t.Fatalf("supervisor: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the supervisor did not stop after poweroff")
+	}
+	if st, _ := ReadStatus(c.Dir); st.State != Off || st.LastExit != "poweroff" {
+		t.Fatalf("status after poweroff: %+v", st)
+	}
+	out, _ := exec.Command("losetup", "-j", filepath.Join(c.Dir, diskFile)).CombinedOutput()
+	if strings.TrimSpace(string(out)) != "" {
+		t.Fatalf("a loop device still holds the disk after poweroff: %s", out)
+	}
+}
