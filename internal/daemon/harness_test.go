@@ -141,6 +141,12 @@ func createNode(t testing.TB, ctx context.Context, name string) {
 
 // startAgent runs the agent for node on root until the test ends, restarting it on reboots.
 func startAgent(t *testing.T, name, root string) *agent {
+	return startAgentWith(t, name, root, nil, nil)
+}
+
+// startAgentWith is startAgent with options adjusted by configure, and onReboot run at each
+// reboot before the next agent starts (the boot loader's part), when they are set.
+func startAgentWith(t *testing.T, name, root string, configure func(*daemon.Options), onReboot func()) *agent {
 	ag := &agent{name: name, root: root, sd: &liveSystemd{Systemctl: systemd.New(root)}, done: make(chan struct{})}
 	parent, cancel := context.WithCancel(context.Background())
 	ag.stop = cancel
@@ -150,10 +156,16 @@ func startAgent(t *testing.T, name, root string) *agent {
 			ctx, stop := context.WithCancel(parent)
 			opts := daemon.Options{NodeName: name, Root: root, DriftInterval: time.Second, Systemd: ag.sd,
 				Rebooter: reboot.Func(func(context.Context, string) error {
+					if onReboot != nil {
+						onReboot()
+					}
 					ag.reboots.Add(1)
 					stop() // the "reboot": this agent process ends, a new one starts below
 					return nil
 				})}
+			if configure != nil {
+				configure(&opts)
+			}
 			if err := daemon.Run(ctx, env.Config, opts); err != nil && parent.Err() == nil {
 				t.Errorf("agent %s: %v", name, err)
 				time.Sleep(time.Second)

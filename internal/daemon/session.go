@@ -13,6 +13,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/drift"
 	"github.com/mco-dev/mco/internal/daemon/nodefiles"
+	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
 )
@@ -32,8 +33,13 @@ type session struct {
 	drainTimer     *time.Timer
 	// rebootQueued: nothing more to do until the node restarts.
 	rebootQueued bool
-	// osNote explains OS changes this host cannot apply; reported while Done.
-	osNote string
+	// booted is what the OS backend reported booted, asked once per agent process: settle
+	// verifies it on every pass (drift ticks included) and rpm-ostree status takes seconds.
+	// What booted changes only with a reboot, and no agent process outlives a boot (a reboot
+	// ends it on a real node; a dev machine's agent is a unit inside the machine). The boot id
+	// would be the natural key otherwise, but /proc is the agent's, not the root's, and dev
+	// machines share the host's kernel, so their reboots keep it.
+	booted *osimage.Booted
 	// configs holds loaded configs by rendered name. Rendered names are content-addressed, so a
 	// name always loads the same config; without this every wake-up would fetch and parse it
 	// again. sync keeps only the current and desired ones.
@@ -42,6 +48,18 @@ type session struct {
 	// writer, so it is read once and again only after the agent wrote or recovered it.
 	committed      string
 	committedKnown bool
+}
+
+// bootedSystem is what the OS backend says booted (cached for the process, see session).
+func (a *Agent) bootedSystem(ctx context.Context) (osimage.Booted, error) {
+	if a.s.booted == nil {
+		b, err := a.opts.OS.Booted(ctx)
+		if err != nil {
+			return osimage.Booted{}, fmt.Errorf("asking OS backend %q what booted: %w", a.opts.OS.Name(), err)
+		}
+		a.s.booted = &b
+	}
+	return *a.s.booted, nil
 }
 
 // loaded is a rendered config with its parsed forms.

@@ -3,10 +3,13 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
+	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -48,8 +51,8 @@ func (a *Agent) sync(ctx context.Context) error {
 	return a.update(ctx, current, desired, force)
 }
 
-// settle is the node in its desired config: verify the disk, have the node uncordoned if it
-// was drained, and report Done.
+// settle is the node in its desired config: verify the disk and what booted, have the node
+// uncordoned if it was drained, and report Done.
 func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) error {
 	l, err := a.load(ctx, current)
 	if err != nil {
@@ -78,6 +81,15 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 			return err
 		}
 	}
+	// Done means in effect: what booted must be what the config asks of the OS, not only what
+	// was staged for it.
+	booted, err := a.bootedSystem(ctx)
+	if err != nil {
+		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootedSystemUnknown", err), err)
+	}
+	if ms := osimage.Verify(specOf(l), booted); len(ms) > 0 {
+		return a.degrade(ctx, protocol.NodeDegraded, "BootedConfigMismatch", bootedMismatch(current, ms))
+	}
 	node := a.kube.node()
 	uncordon := protocol.UncordonRequest(current)
 	if drain := annotation(node, protocol.DesiredDrainAnnotation); drain != "" && drain != uncordon {
@@ -91,8 +103,17 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 		a.s.drainTimer.Stop()
 		a.s.drainTimer = nil
 	}
-	return a.report(ctx, protocol.NodeDone, a.s.osNote, map[string]*string{
+	return a.report(ctx, protocol.NodeDone, "", map[string]*string{
 		protocol.CurrentConfigAnnotation:    &current,
 		protocol.PostConfigActionAnnotation: nil,
 	})
+}
+
+// bootedMismatch names every field of config the booted system does not have.
+func bootedMismatch(config string, ms []osimage.Mismatch) error {
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		parts[i] = m.String()
+	}
+	return fmt.Errorf("booted system does not match %s: %s", config, strings.Join(parts, "; "))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,9 +50,16 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 			return a.degrade(ctx, protocol.NodeUnreconcilable, "FailedToReconcile", unreconcilable(current, desired, vs))
 		}
 	}
+	// What the OS backend cannot apply is refused here, before any drain or write.
+	osChange, err := a.osChange(ctx, specOf(old), next.mc.Spec, force)
+	if unsupported := (*osimage.UnsupportedError)(nil); errors.As(err, &unsupported) {
+		return a.degrade(ctx, protocol.NodeDegraded, "UnsupportedOSChange", fmt.Errorf("cannot move to %s: %w", desired, err))
+	}
+	if err != nil {
+		return err
+	}
 	diff := plan.DiffParsed(specOf(old), next.mc.Spec, old.ign, next.ign)
 	diff.Force = force
-	osChange, note := a.osChanges(&diff, next.mc.Spec, specOf(old))
 	policies, err := a.kube.policies(ctx)
 	if err != nil {
 		return err
@@ -62,17 +70,16 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 			return err
 		}
 	}
-	req := apply.Request{From: current, To: desired, Old: old.set, New: next.set, Force: force, OS: osChange}
+	req := apply.Request{From: current, To: desired, Old: old.set, New: next.set, Force: force}
+	if !osChange.Empty() {
+		req.OS = &osChange
+	}
 	if req.Record, err = json.Marshal(next.mc); err != nil {
 		return err
 	}
 	if err := a.apply(ctx, req, pl); err != nil {
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "UpdateFailed", err), err)
 	}
-	if note != "" {
-		a.kube.event(corev1.EventTypeWarning, "OSChangesNotApplied", "%s", note)
-	}
-	a.s.osNote = note
 	if force {
 		if err := a.root.Remove(ForceFilePath, false); err != nil {
 			return err
@@ -111,44 +118,72 @@ func (a *Agent) markWorking(ctx context.Context) error {
 	return a.report(ctx, protocol.NodeWorking, "", nil)
 }
 
-// osChanges strips from the diff what this host's OS backend cannot do (so it causes no
-// reboot) and returns the change to stage plus a note naming what was skipped.
-func (a *Agent) osChanges(d *plan.Diff, next, prev mcfgv1.MachineConfigSpec) (*osimage.Change, string) {
-	backend := a.opts.OS
-	change := &osimage.Change{}
-	staged := false
-	var skipped []string
-	for _, c := range []struct {
-		name    string
-		flag    *bool
-		onStage func()
-	}{
-		{"osImageURL", &d.OSImageURL, func() { change.OSImageURL = next.OSImageURL }},
-		{"kernelArguments", &d.KernelArguments, func() {
-			change.KernelArgs, change.OldKernelArgs, change.NewKernelArgs = true, prev.KernelArguments, next.KernelArguments
-		}},
-		{"extensions", &d.Extensions, func() {}},
-		{"kernelType", &d.KernelType, func() {}},
-	} {
-		if !*c.flag {
-			continue
+// osChange is what the OS backend is to stage for the move from prev to next, or an
+// *osimage.UnsupportedError naming the first field this host cannot bring into effect.
+//
+// A field the backend cannot apply counts only where the booted system lacks what next wants
+// of it: a config that drops kernel arguments the host never had, or goes back to the default
+// kernel, is nothing to refuse (and refusing it would keep a node from the config that
+// repairs it). A forced update (the force file) also stages whatever of next the booted system
+// lacks, so it repairs a node whose staging was lost.
+func (a *Agent) osChange(ctx context.Context, prev, next mcfgv1.MachineConfigSpec, force bool) (osimage.Change, error) {
+	b := a.opts.OS
+	c := osimage.ChangeBetween(prev, next)
+	unsupported := (c.OSImageURL != "" && !b.Supports(osimage.FieldOSImageURL)) ||
+		(c.KernelArgs && !b.Supports(osimage.FieldKernelArguments)) ||
+		(c.ExtensionsChanged && !b.Supports(osimage.FieldExtensions)) ||
+		(c.KernelTypeChanged && !b.Supports(osimage.FieldKernelType)) ||
+		(next.FIPS && !b.Supports(osimage.FieldFIPS))
+	if !force && !unsupported {
+		return c, osimage.Refuse(b, c, next)
+	}
+	booted, err := a.bootedSystem(ctx)
+	if err != nil {
+		return c, err
+	}
+	need := osimage.Needed(next, booted)
+	if force {
+		c = withNeeded(c, need)
+	}
+	if !b.Supports(osimage.FieldOSImageURL) && need.OSImageURL == "" {
+		c.OSImageURL = ""
+	}
+	if !b.Supports(osimage.FieldKernelArguments) && !need.KernelArgs {
+		c.KernelArgs, c.OldKernelArgs, c.NewKernelArgs = false, nil, nil
+	}
+	if !b.Supports(osimage.FieldExtensions) && !need.ExtensionsChanged {
+		c.ExtensionsChanged, c.OldExtensions, c.NewExtensions = false, nil, nil
+	}
+	if !b.Supports(osimage.FieldKernelType) && !need.KernelTypeChanged {
+		c.KernelTypeChanged = false
+	}
+	if booted.FIPS {
+		next.FIPS = false // already in FIPS mode: nothing to apply
+	}
+	return c, osimage.Refuse(b, c, next)
+}
+
+// withNeeded adds to c what need stages: kernel arguments remove both what the old config set
+// and any copy already there, then append the new config's once.
+func withNeeded(c, need osimage.Change) osimage.Change {
+	if c.OSImageURL == "" {
+		c.OSImageURL = need.OSImageURL
+	}
+	if need.KernelArgs {
+		for _, arg := range need.OldKernelArgs {
+			if !slices.Contains(c.OldKernelArgs, arg) {
+				c.OldKernelArgs = append(c.OldKernelArgs, arg)
+			}
 		}
-		if backend.Supports(c.name) {
-			c.onStage()
-			staged = true
-			continue
-		}
-		skipped = append(skipped, c.name)
-		*c.flag = false
+		c.KernelArgs, c.NewKernelArgs = true, need.NewKernelArgs
 	}
-	note := ""
-	if len(skipped) > 0 {
-		note = fmt.Sprintf("not applied on this host (OS backend %q cannot change them): %s", backend.Name(), strings.Join(skipped, ", "))
+	if need.KernelTypeChanged {
+		c.KernelTypeChanged, c.KernelType = true, need.KernelType
 	}
-	if !staged {
-		return nil, note
+	if need.ExtensionsChanged {
+		c.ExtensionsChanged, c.NewExtensions = true, need.NewExtensions
 	}
-	return change, note
+	return c
 }
 
 // awaitDrain asks the drain controller to drain the node and reports whether to keep waiting.

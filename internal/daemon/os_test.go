@@ -1,0 +1,222 @@
+package daemon_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/daemon"
+	"github.com/mco-dev/mco/internal/daemon/apply"
+	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/testenv"
+)
+
+// createBareNode is a Ready Node in no pool: the test moves it by setting desiredConfig itself.
+func createBareNode(t testing.TB, ctx context.Context, name string) {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := env.Client.Create(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(), Reason: "KubeletReady"}}
+	if err := env.Client.Status().Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), n) })
+}
+
+func annotate(t testing.TB, ctx context.Context, name string, kv map[string]string) {
+	t.Helper()
+	n := node(t, ctx, name)
+	patch := client.MergeFrom(n.DeepCopy())
+	for k, v := range kv {
+		n.Annotations[k] = v
+	}
+	if err := env.Client.Patch(ctx, n, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func awaitNode(t testing.TB, ctx context.Context, name, what string, cond func(a map[string]string) bool) *corev1.Node {
+	t.Helper()
+	var n *corev1.Node
+	eventually(t, 60*time.Second, name+" "+what, func() (bool, string) {
+		n = node(t, ctx, name)
+		return cond(n.Annotations), nodeSummary(n)
+	})
+	return n
+}
+
+func doneIn(config string) func(map[string]string) bool {
+	return func(a map[string]string) bool {
+		return a[protocol.StateAnnotation] == string(protocol.NodeDone) && a[protocol.CurrentConfigAnnotation] == config
+	}
+}
+
+// packageHost is a node whose OS backend is the real package backend (kernel-install flavor)
+// on the temp root, with the kernel's command line in a file the test plays boot loader with.
+type packageHost struct {
+	root, cmdline string
+	commands      atomic.Int32
+}
+
+func newPackageHost(t *testing.T, root, booted string) *packageHost {
+	h := &packageHost{root: root, cmdline: filepath.Join(t.TempDir(), "cmdline")}
+	if err := os.WriteFile(h.cmdline, []byte(booted+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// configure gives each agent process a fresh backend, as a restarted agent has.
+func (h *packageHost) configure(o *daemon.Options) {
+	b := osimage.NewPackage(h.root, osimage.KernelInstall, func(context.Context, string, ...string) ([]byte, error) {
+		h.commands.Add(1)
+		return nil, nil
+	})
+	b.Kernel = osimage.Kernel{CmdlinePath: h.cmdline, FIPSPath: filepath.Join(h.root, "no-fips"), ReleasePath: filepath.Join(h.root, "no-release")}
+	o.OS = b
+}
+
+// boot is the boot loader: the next kernel gets the command line the root staged.
+func (h *packageHost) boot(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(h.root, osimage.KernelCmdlinePath))
+	if err != nil {
+		t.Errorf("boot loader: %v", err)
+		return
+	}
+	if err := os.WriteFile(h.cmdline, data, 0o644); err != nil {
+		t.Errorf("boot loader: %v", err)
+	}
+}
+
+// TestUnsupportedOSChangeIsRefused: a kernel type on a host whose backend cannot switch
+// kernels makes the node Degraded naming the field, the value and the backend, before any
+// drain or write; the config's files are not written either.
+func TestUnsupportedOSChangeIsRefused(t *testing.T) {
+	testenv.Integration(t)
+	requireSystemctl(t)
+	ctx := context.Background()
+	r0 := machineConfig("rendered-os-refuse-0", map[string]string{"/etc/os-test.conf": "zero"})
+	r1 := machineConfig("rendered-os-refuse-1", map[string]string{"/etc/os-test.conf": "one", "/etc/os-new.conf": "new"})
+	r1.Spec.KernelType = "realtime"
+	for _, mc := range []client.Object{r0, r1} {
+		mc.SetLabels(nil)
+		create(t, ctx, mc)
+	}
+	root := newRoot(t)
+	provision(t, root, r0)
+	createBareNode(t, ctx, "os-refuse")
+	host := newPackageHost(t, root, "BOOT_IMAGE=/vmlinuz ro quiet")
+	ag := startAgentWith(t, "os-refuse", root, host.configure, nil)
+	awaitNode(t, ctx, "os-refuse", "Done in "+r0.Name, doneIn(r0.Name))
+
+	annotate(t, ctx, "os-refuse", map[string]string{protocol.DesiredConfigAnnotation: r1.Name})
+	n := awaitNode(t, ctx, "os-refuse", "Degraded by the refusal", func(a map[string]string) bool {
+		return a[protocol.StateAnnotation] == string(protocol.NodeDegraded)
+	})
+	reason := n.Annotations[protocol.ReasonAnnotation]
+	want := `cannot move to rendered-os-refuse-1: kernelType: "realtime" cannot be applied on this host: OS backend "package (kernel-install)" has no way to switch kernels; nothing was written`
+	if reason != want {
+		t.Errorf("reason %q\nwant   %q", reason, want)
+	}
+	time.Sleep(2 * time.Second) // give a wrong agent time to go on
+	n = node(t, ctx, "os-refuse")
+	if d := n.Annotations[protocol.DesiredDrainAnnotation]; d == protocol.DrainRequest(r1.Name) || n.Spec.Unschedulable {
+		t.Errorf("a refused update asked for a drain: %s unschedulable=%v", nodeSummary(n), n.Spec.Unschedulable)
+	}
+	if n.Annotations[protocol.CurrentConfigAnnotation] != r0.Name || n.Annotations[protocol.StateAnnotation] != string(protocol.NodeDegraded) {
+		t.Errorf("node moved on: %s", nodeSummary(n))
+	}
+	mustContain(t, root, "/etc/os-test.conf", "zero")
+	for _, p := range []string{"/etc/os-new.conf", osimage.KernelCmdlinePath, osimage.PackageStagedPath, apply.JournalPath} {
+		if _, err := os.Lstat(filepath.Join(root, p)); !os.IsNotExist(err) {
+			t.Errorf("%s was written (err=%v)", p, err)
+		}
+	}
+	if ag.reboots.Load() != 0 || host.commands.Load() != 0 {
+		t.Errorf("reboots %d, commands %d", ag.reboots.Load(), host.commands.Load())
+	}
+}
+
+// TestBootedConfigIsVerified: after the reboot into a config with kernel arguments, the node
+// is Done only if the booted command line has them. A boot loader that ignored the staged
+// command line leaves the node Degraded naming the argument; the force file stages it again,
+// and once it boots the node is Done.
+func TestBootedConfigIsVerified(t *testing.T) {
+	testenv.Integration(t)
+	requireSystemctl(t)
+	ctx := context.Background()
+	r0 := machineConfig("rendered-os-verify-0", map[string]string{"/etc/os-verify.conf": "zero"})
+	r0.Spec.KernelArguments = []string{"quiet"}
+	r1 := machineConfig("rendered-os-verify-1", map[string]string{"/etc/os-verify.conf": "one"})
+	r1.Spec.KernelArguments = []string{"quiet", "audit=1 nosmt"}
+	for _, mc := range []client.Object{r0, r1} {
+		mc.SetLabels(nil)
+		create(t, ctx, mc)
+	}
+	root := newRoot(t)
+	provision(t, root, r0)
+	createBareNode(t, ctx, "os-verify")
+	host := newPackageHost(t, root, "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet")
+	var bootLoaderWorks atomic.Bool
+	ag := startAgentWith(t, "os-verify", root, host.configure, func() {
+		if bootLoaderWorks.Load() {
+			host.boot(t)
+		}
+	})
+	// r0's argument is on the booted command line: verified, Done.
+	awaitNode(t, ctx, "os-verify", "Done in "+r0.Name, doneIn(r0.Name))
+
+	annotate(t, ctx, "os-verify", map[string]string{protocol.DesiredConfigAnnotation: r1.Name})
+	n := awaitNode(t, ctx, "os-verify", "Degraded: booted without the new arguments", func(a map[string]string) bool {
+		return a[protocol.StateAnnotation] == string(protocol.NodeDegraded) && strings.HasPrefix(a[protocol.ReasonAnnotation], "booted system")
+	})
+	// Not in effect: the Node does not claim the new config as current either.
+	if got := n.Annotations[protocol.CurrentConfigAnnotation]; got != r0.Name {
+		t.Errorf("currentConfig %q while r1 is not in effect", got)
+	}
+	want := `booted system does not match rendered-os-verify-1: kernelArguments: "audit=1" is not on the booted kernel command line; kernelArguments: "nosmt" is not on the booted kernel command line`
+	if got := n.Annotations[protocol.ReasonAnnotation]; got != want {
+		t.Errorf("reason %q\nwant   %q", got, want)
+	}
+	if ag.reboots.Load() != 1 {
+		t.Errorf("%d reboots, want 1", ag.reboots.Load())
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, osimage.KernelCmdlinePath)); string(got) != "root=/dev/vda1 ro quiet audit=1 nosmt\n" {
+		t.Errorf("staged command line %q", got)
+	}
+	mustContain(t, root, "/etc/os-verify.conf", "one")
+	time.Sleep(2 * time.Second) // drift ticks must not turn it Done
+	if n := node(t, ctx, "os-verify"); n.Annotations[protocol.StateAnnotation] != string(protocol.NodeDegraded) {
+		t.Fatalf("reported %s for a config not in effect", nodeSummary(n))
+	}
+
+	// The force file stages what the booted system lacks again; this time the boot loader
+	// takes it, and the node is Done.
+	bootLoaderWorks.Store(true)
+	if err := os.WriteFile(filepath.Join(root, daemon.ForceFilePath), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	annotate(t, ctx, "os-verify", map[string]string{"test.mco.dev/wake": "1"})
+	awaitNode(t, ctx, "os-verify", "Done in "+r1.Name, doneIn(r1.Name))
+	if got, _ := os.ReadFile(host.cmdline); string(got) != "root=/dev/vda1 ro quiet audit=1 nosmt\n" {
+		t.Errorf("booted command line %q: the forced stage duplicated or lost arguments", got)
+	}
+	if n := node(t, ctx, "os-verify"); n.Spec.Unschedulable || n.Annotations[protocol.ReasonAnnotation] != "" {
+		t.Errorf("not uncordoned or reason kept: %s unschedulable=%v", nodeSummary(n), n.Spec.Unschedulable)
+	}
+	if ag.reboots.Load() != 2 {
+		t.Errorf("%d reboots, want 2", ag.reboots.Load())
+	}
+}
