@@ -220,3 +220,40 @@ func TestBootedConfigIsVerified(t *testing.T) {
 		t.Errorf("%d reboots, want 2", ag.reboots.Load())
 	}
 }
+
+// TestConfigNotInEffectIsReportedAndRepairable: a node committed to a config its backend could
+// never apply (an older agent skipped the kernel type and reported Done) is Degraded at start,
+// naming the field; the config that drops the field is no change to refuse (the booted system
+// already has the default kernel), and takes the node back to Done without a reboot.
+func TestConfigNotInEffectIsReportedAndRepairable(t *testing.T) {
+	testenv.Integration(t)
+	requireSystemctl(t)
+	ctx := context.Background()
+	r0 := machineConfig("rendered-os-repair-0", map[string]string{"/etc/os-repair.conf": "zero"})
+	r0.Spec.KernelType = "realtime"
+	r0.Spec.Extensions = []string{"usbguard"}
+	r1 := machineConfig("rendered-os-repair-1", map[string]string{"/etc/os-repair.conf": "zero"})
+	for _, mc := range []client.Object{r0, r1} {
+		mc.SetLabels(nil)
+		create(t, ctx, mc)
+	}
+	root := newRoot(t)
+	provision(t, root, r0)
+	createBareNode(t, ctx, "os-repair")
+	host := newPackageHost(t, root, "ro quiet")
+	ag := startAgentWith(t, "os-repair", root, host.configure, nil)
+	n := awaitNode(t, ctx, "os-repair", "Degraded: r0 is not in effect", func(a map[string]string) bool {
+		return a[protocol.StateAnnotation] == string(protocol.NodeDegraded)
+	})
+	want := `booted system does not match rendered-os-repair-0: extensions: "usbguard" is not booted: this host's OS backend has no extensions; ` +
+		`kernelType: booted none this host's OS backend can tell, config wants "realtime"`
+	if got := n.Annotations[protocol.ReasonAnnotation]; got != want {
+		t.Errorf("reason %q\nwant   %q", got, want)
+	}
+
+	annotate(t, ctx, "os-repair", map[string]string{protocol.DesiredConfigAnnotation: r1.Name})
+	awaitNode(t, ctx, "os-repair", "Done in "+r1.Name, doneIn(r1.Name))
+	if ag.reboots.Load() != 0 || host.commands.Load() != 0 {
+		t.Errorf("reboots %d, commands %d: nothing changes on the OS, nothing to reboot for", ag.reboots.Load(), host.commands.Load())
+	}
+}

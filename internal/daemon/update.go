@@ -60,6 +60,13 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	}
 	diff := plan.DiffParsed(specOf(old), next.mc.Spec, old.ign, next.ign)
 	diff.Force = force
+	// A field the backend cannot apply got past osChange only because the booted system
+	// already has what next wants of it: nothing changes there, nothing to reboot for.
+	b := a.opts.OS
+	diff.OSImageURL = diff.OSImageURL && b.Supports(osimage.FieldOSImageURL)
+	diff.KernelArguments = diff.KernelArguments && b.Supports(osimage.FieldKernelArguments)
+	diff.Extensions = diff.Extensions && b.Supports(osimage.FieldExtensions)
+	diff.KernelType = diff.KernelType && b.Supports(osimage.FieldKernelType)
 	policies, err := a.kube.policies(ctx)
 	if err != nil {
 		return err
