@@ -21,8 +21,9 @@ import (
 
 var timeZero time.Time
 
-// update moves the node from current to desired: preflight drift check, reconcilability,
-// plan, drain, apply, post actions or reboot. Each early return is a state the Node shows.
+// update moves the node from current to desired: preflight drift check, reconcilability, OS
+// changes the host can apply, plan, drain, apply, post actions or reboot. Each early return is
+// a state the Node shows.
 func (a *Agent) update(ctx context.Context, current, desired string, force bool) error {
 	old, err := a.load(ctx, current)
 	if err != nil {
@@ -55,8 +56,8 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	if unsupported := (*osimage.UnsupportedError)(nil); errors.As(err, &unsupported) {
 		return a.degrade(ctx, protocol.NodeDegraded, "UnsupportedOSChange", fmt.Errorf("cannot move to %s: %w", desired, err))
 	}
-	if err != nil {
-		return err
+	if err != nil { // only asking the backend what booted fails here
+		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootedSystemUnknown", err), err)
 	}
 	diff := plan.DiffParsed(specOf(old), next.mc.Spec, old.ign, next.ign)
 	diff.Force = force
