@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make demo: the whole system on this machine. A local cluster with 3 worker nodes, the example
-# MachineConfigs rolled out live, then a 4th machine joining the real way. The cluster is left
-# running for you to explore.
+# make demo: the whole system on this host. A local cluster with 3 real systemd worker machines,
+# the example MachineConfigs rolled out live (drains and real reboots), then a 4th machine joining
+# the real way. The cluster is left running for you to explore. Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${DEMO_DIR:-_out/demo}
@@ -9,7 +9,8 @@ mco=bin/mco
 kubectl=bin/tools/kubectl
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-mkdir -p "$(dirname "$dir")" && chmod o+x "$(dirname "$dir")"  # node roots must be reachable by their core user
+[ "$(id -u)" = 0 ] || { echo "make demo boots real machines (namespaces, loop mounts): run it as root" >&2; exit 1; }
+mkdir -p "$(dirname "$dir")" && chmod o+x "$(dirname "$dir")"  # machine roots must be reachable by their core user
 if [ -f "$dir/state.json" ]; then
   step "stopping the previous demo cluster in $dir"
   $mco dev down --dir "$dir" || true
@@ -19,29 +20,36 @@ step "validate and render the examples offline"
 $mco validate examples/ && echo "examples/: valid"
 $mco render --pool worker examples/ | grep -E '^  name:|^  kernelArguments:|^  - audit|path: /etc|name: hello'
 
-step "start a local cluster: etcd, kube-apiserver, mco controller, mco server, 3 simulated worker nodes"
+step "start a local cluster: etcd, kube-apiserver, mco controller, mco server, 3 real systemd machines"
 $mco dev up --dir "$dir" --nodes 3
 export KUBECONFIG=$dir/kubeconfig
 
 step "the cluster before any change"
 $mco status
+$mco dev status --dir "$dir" | sed -n '/^MACHINE/,/^$/p'
+echo "--- inside worker-0: PID 1, the node units, the kernel command line"
+$mco dev exec --dir "$dir" worker-0 -- sh -c 'echo "PID 1: $(cat /proc/1/comm)"; systemctl is-active mco-daemon.service mco-kubelet-standin.service | paste -sd" "; cat /proc/cmdline' 
 
 step "apply examples/: a chrony file, a systemd unit, an SSH key for core, a kernel argument (needs a reboot)"
 $kubectl apply -f examples/
 
-step "watch the rollout: one node at a time (maxUnavailable 1), drained and rebooted for the kernel argument"
+step "watch the rollout: one machine at a time (maxUnavailable 1), cordoned, drained, applied, rebooted for real (NotReady) and back"
 $mco rollout status mcp/worker --timeout 5m
 
-step "what a node has now"
-root=$dir/nodes/worker-0/root
-echo "--- $root/etc/chrony.conf"; cat "$root/etc/chrony.conf"
-echo "--- $root/etc/systemd/system/hello-mco.service (enabled: $(readlink "$root/etc/systemd/system/multi-user.target.wants/hello-mco.service"))"
-echo "--- core's SSH keys"; cat "$root/home/core/.ssh/authorized_keys.d/ignition"
-echo "--- staged for the next boot"; cat "$root/var/lib/mco-dev/staged-os.json"; echo
+step "what a machine has now (mco dev exec runs commands inside it)"
+x() { $mco dev exec --dir "$dir" worker-0 -- "$@"; }
+echo "--- /etc/chrony.conf"; x cat /etc/chrony.conf
+echo "--- hello-mco.service: $(x systemctl is-active hello-mco.service), $(x systemctl is-enabled hello-mco.service)"
+echo "--- core's SSH keys"; x cat /home/core/.ssh/authorized_keys.d/ignition
+echo "--- the kernel command line it booted with"; x cat /proc/cmdline
+$mco dev status --dir "$dir" | sed -n '/^MACHINE/,/^$/p'
 
 step "a 4th machine joins: the real Ignition client boots it from the pool's pointer config"
 $mco dev join --dir "$dir" --pool worker
 $mco status
+echo "--- worker-3 booted, applied the kernel argument in its first-boot service, rebooted once, then reported Done:"
+$mco dev exec --dir "$dir" worker-3 -- cat /proc/cmdline
+$mco dev status --dir "$dir" | sed -n '/^MACHINE/,/^$/p' 
 
 abs=$(cd "$dir" && pwd)
 cat <<MSG
@@ -50,6 +58,7 @@ The cluster keeps running. Try:
   export KUBECONFIG=$abs/kubeconfig
   $(pwd)/$kubectl get mcp,mc,nodes
   $(pwd)/$mco status
+  $(pwd)/$mco dev exec --dir $abs worker-0 -- journalctl -u mco-daemon -n 20
   $(pwd)/$kubectl edit mc 50-worker-chrony      # then: $(pwd)/$mco rollout status mcp/worker
 Stop it with:
   $(pwd)/$mco dev down --dir $abs

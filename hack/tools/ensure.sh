@@ -4,6 +4,23 @@
 # a fresh clone has new ones and must not force a 5-minute rebuild of identical binaries.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# Dev and e2e machines are real systemd machines booted from this host's own OS: they need
+# systemd and D-Bus in that OS, and mkfs.ext4, mount and nsenter to make and enter them.
+need=()
+[ -x /lib/systemd/systemd ] || need+=(systemd)
+command -v dbus-daemon >/dev/null || need+=(dbus)
+command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
+command -v nsenter >/dev/null || need+=(util-linux)
+command -v mount >/dev/null || need+=(mount)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing ${need[*]} (dev and e2e machines boot this host's OS with systemd)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
+  else
+    echo "dev machines need: apt-get install ${need[*]}" >&2
+    exit 1
+  fi
+fi
 out="$here/../../bin/tools"
 pins=$(cd "$here" && { cat go.mod go.sum build.sh ./*/main.go; go version; } | sha256sum | cut -d' ' -f1)
 missing=0

@@ -62,9 +62,16 @@ func Boot(ctx context.Context, c Config) error {
 	if _, err := os.Stat(image); err != nil {
 		return fmt.Errorf("OS image %q is not in %s: %w", choice.Image, c.ImagesDir, err)
 	}
-	opts := fmt.Sprintf("lowerdir=%s:%s,upperdir=%s,workdir=%s", image, host, filepath.Join(disk, upperDir), filepath.Join(disk, workDir))
+	layer, err := c.stageLayer(image)
+	if err != nil {
+		return err
+	}
+	opts := fmt.Sprintf("lowerdir=%s:%s,upperdir=%s,workdir=%s", layer, host, filepath.Join(disk, upperDir), filepath.Join(disk, workDir))
 	if err := unix.Mount("overlay", root, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("mounting the root overlay (%s): %w", opts, err)
+	}
+	if err := bindReadOnly(filepath.Join(image, imageMCOFile), filepath.Join(root, MCOPath)); err != nil {
+		return fmt.Errorf("the image's mco binary: %w", err)
 	}
 	if err := c.mountAPIFileSystems(root); err != nil {
 		return err
@@ -168,11 +175,8 @@ func (c Config) presentBoot(root string, choice BootChoice) error {
 	if err := os.MkdirAll(registry, 0o755); err != nil {
 		return err
 	}
-	if err := unix.Mount(c.ImagesDir, registry, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("binding the image registry: %w", err)
-	}
-	if err := unix.Mount("", registry, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-		return fmt.Errorf("making the image registry read-only: %w", err)
+	if err := bindReadOnly(c.ImagesDir, registry); err != nil {
+		return fmt.Errorf("the image registry: %w", err)
 	}
 	meta, err := json.Marshal(c.Metadata)
 	if err != nil {
@@ -188,10 +192,34 @@ func (c Config) presentBoot(root string, choice BootChoice) error {
 			return err
 		}
 	}
-	if err := unix.Mount(cmdline, filepath.Join(root, "proc", "cmdline"), "", unix.MS_BIND, ""); err != nil {
+	if err := bindReadOnly(cmdline, filepath.Join(root, "proc", "cmdline")); err != nil {
 		return fmt.Errorf("presenting the command line: %w", err)
 	}
-	return unix.Mount("", filepath.Join(root, "proc", "cmdline"), "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, "")
+	return nil
+}
+
+// stageLayer copies the image's layer to a tmpfs of this boot (see imageLayerDir).
+func (c Config) stageLayer(image string) (string, error) {
+	layer := c.mnt("image")
+	if err := unix.Mount("tmpfs", layer, "tmpfs", 0, "mode=0755"); err != nil {
+		return "", fmt.Errorf("mounting the image layer's tmpfs: %w", err)
+	}
+	if out, err := exec.Command("cp", "-a", filepath.Join(image, imageLayerDir)+"/.", layer).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("copying the image layer: %w: %s", err, out)
+	}
+	for _, d := range opaqueDirs {
+		if err := unix.Setxattr(filepath.Join(layer, d), "trusted.overlay.opaque", []byte("y"), 0); err != nil {
+			return "", fmt.Errorf("making %s opaque in the image layer: %w", d, err)
+		}
+	}
+	return layer, nil
+}
+
+func bindReadOnly(src, target string) error {
+	if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	return unix.Mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, "")
 }
 
 func exists(p string) bool { _, err := os.Lstat(p); return err == nil }

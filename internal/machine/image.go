@@ -18,6 +18,20 @@ const ImageRefPath = "/usr/lib/mco-dev/image"
 // stand-in), as an OS image carries its OS's tools.
 const MCOPath = "/usr/local/bin/mco"
 
+// Layout of an image directory: rootfs/ is the layer (small: accounts, markers, an empty
+// placeholder for the mco binary), mco is the binary. overlayfs refuses a layer inside another
+// layer's tree (ELOOP), and every directory on this host's root file system is inside the host
+// layer, so each boot copies rootfs/ to a tmpfs and bind-mounts the binary over its placeholder.
+const (
+	imageLayerDir = "rootfs"
+	imageMCOFile  = "mco"
+)
+
+// opaqueDirs are directories of the image layer that replace the host's instead of merging
+// with them: the dev OS image decides which units are enabled (the host's own enablement, a
+// database server for instance, has no business on a node).
+var opaqueDirs = []string{"/etc/systemd/system"}
+
 // BuildImage creates the dev OS image ref in imagesDir, unless it exists: the host's OS (the
 // lower layer every machine has) plus one layer with the mco binary, the core user (as on
 // CoreOS), and the image's reference. extra files (path → content) go into the layer too, so
@@ -34,10 +48,13 @@ func BuildImage(imagesDir, ref, mco string, extra map[string]string) error {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := copyFile(mco, filepath.Join(tmp, MCOPath), 0o755); err != nil {
+	if err := copyFile(mco, filepath.Join(tmp, imageMCOFile), 0o755); err != nil {
 		return err
 	}
-	files := map[string]string{ImageRefPath: ref + "\n"}
+	layer := filepath.Join(tmp, imageLayerDir)
+	files := map[string]string{ImageRefPath: ref + "\n", MCOPath: "",
+		// The image's own enablement: a node's essentials only (see opaqueDirs).
+		"/etc/systemd/system/multi-user.target.wants/.keep": ""}
 	for k, v := range extra {
 		files[k] = v
 	}
@@ -50,14 +67,17 @@ func BuildImage(imagesDir, ref, mco string, extra map[string]string) error {
 	}
 	for path, content := range files {
 		perm := os.FileMode(0o644)
-		if strings.Contains(path, "shadow") {
+		switch {
+		case strings.Contains(path, "shadow"):
 			perm = 0o640
+		case path == MCOPath:
+			perm = 0o755
 		}
-		if err := writeFile(filepath.Join(tmp, path), content, perm); err != nil {
+		if err := writeFile(filepath.Join(layer, path), content, perm); err != nil {
 			return err
 		}
 	}
-	home := filepath.Join(tmp, "home", "core")
+	home := filepath.Join(layer, "home", "core")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
@@ -70,7 +90,7 @@ func BuildImage(imagesDir, ref, mco string, extra map[string]string) error {
 		if err := os.Chmod(p, 0o755); err != nil {
 			return err
 		}
-		if p == tmp {
+		if p == layer {
 			break
 		}
 	}

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,7 +62,7 @@ func writeLog(root, out string) error {
 // recordOriginals parses the config Ignition fetched and records, for every path it will write,
 // what the image has there now.
 func recordOriginals(root string, config []byte) error {
-	cfg, err := ignition.Parse(config)
+	cfg, err := ignition.Parse(asSpec35(config))
 	if err != nil {
 		return fmt.Errorf("parsing the fetched config: %w", err)
 	}
@@ -75,6 +76,27 @@ func recordOriginals(root string, config []byte) error {
 	}
 	defer r.Close()
 	return apply.RecordOriginals(r, set)
+}
+
+// asSpec35 relabels the fetched config, which Ignition caches in its own newest (possibly
+// experimental) spec, as spec 3.5: the config came from a server that serves at most 3.5, so
+// the fields that matter here (files, units, core's keys) are the same; anything else is ignored.
+func asSpec35(config []byte) []byte {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(config, &doc) != nil {
+		return config
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(doc["ignition"], &meta) != nil {
+		return config
+	}
+	meta["version"] = json.RawMessage(`"3.5.0"`)
+	doc["ignition"], _ = json.Marshal(meta)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return config
+	}
+	return out
 }
 
 // presetIgnitionUnits does what systemd does on a machine's first boot for the units Ignition

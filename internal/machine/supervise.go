@@ -162,7 +162,7 @@ func trim(s string) string {
 
 // prepare creates the disk (an ext4 file) and the mount points on the first start.
 func (c Config) prepare() error {
-	for _, d := range []string{"disk", "host", "root"} {
+	for _, d := range []string{"disk", "host", "root", "image"} {
 		if err := os.MkdirAll(c.mnt(d), 0o755); err != nil {
 			return err
 		}
