@@ -145,7 +145,11 @@ func (p *Package) render(args []string) string {
 // /etc/kernel/cmdline itself); GRUB regenerates grub.cfg.
 func (p *Package) regenerate(ctx context.Context, r *noderoot.Root) error {
 	if p.Flavor == Grub {
-		return p.cmd.cmd(ctx, p.GrubCommand[0], p.GrubCommand[1:]...)
+		command := p.GrubCommand
+		if len(command) == 0 {
+			command = []string{"update-grub"}
+		}
+		return p.cmd.cmd(ctx, command[0], command[1:]...)
 	}
 	info, err := r.Lstat(loaderEntriesPath)
 	if err != nil || info.Type != noderoot.Directory {
