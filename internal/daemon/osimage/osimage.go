@@ -198,12 +198,7 @@ type runner struct {
 	run  systemd.Runner
 }
 
-func chrooted(root string, run systemd.Runner) runner {
-	if run == nil {
-		run = systemd.ExecRunner
-	}
-	return runner{root: root, run: run}
-}
+func chrooted(root string, run systemd.Runner) runner { return runner{root: root, run: run} }
 
 // output runs the command and returns its output; the error names the command and carries the
 // output, which is where these tools say why.
@@ -212,7 +207,11 @@ func (r runner) output(ctx context.Context, name string, args ...string) ([]byte
 		args = append([]string{r.root, name}, args...)
 		name = "chroot"
 	}
-	out, err := r.run(ctx, name, args...)
+	run := r.run
+	if run == nil {
+		run = systemd.ExecRunner
+	}
+	out, err := run(ctx, name, args...)
 	if err != nil {
 		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
