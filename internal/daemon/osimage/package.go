@@ -38,7 +38,7 @@ const (
 )
 
 // Package is a host without an image-based OS (Debian, Ubuntu, Fedora without ostree): only
-// kernel arguments, written where the host's boot tooling reads them.
+// kernel arguments, written where the host's boot tooling reads them. Create it with NewPackage.
 type Package struct {
 	Root   string
 	Flavor PackageFlavor
