@@ -75,6 +75,9 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 		return FirstBootFailed, err
 	}
 	defer root.Close()
+	if _, err := root.MkdirAll(apply.StateDir, noderoot.DefaultDir); err != nil {
+		return FirstBootFailed, err
+	}
 	if done, _ := root.Exists(FirstBootDonePath); done {
 		return FirstBootNothing, nil
 	}
@@ -83,7 +86,7 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 	}
 	mc, err := readEncapsulated(root)
 	if err != nil {
-		return failFirstBoot(root, err)
+		return failFirstBoot(root, "", err)
 	}
 	if opts.OS == nil {
 		opts.OS = osimage.Detect(opts.Root, func(p string) bool { ok, _ := root.Exists(p); return ok }, systemd.ExecRunner)
@@ -96,15 +99,15 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 	linkPullSecret(opts.Root)
 	booted, err := opts.OS.Booted(ctx)
 	if err != nil {
-		return failFirstBoot(root, fmt.Errorf("asking OS backend %q what booted: %w", opts.OS.Name(), err))
+		return failFirstBoot(root, mc.Name, fmt.Errorf("asking OS backend %q what booted: %w", opts.OS.Name(), err))
 	}
 	needed := osimage.Needed(mc.Spec, booted)
 	if err := osimage.Refuse(opts.OS, needed, mc.Spec); err != nil {
-		return failFirstBoot(root, fmt.Errorf("%s: %w", mc.Name, err))
+		return failFirstBoot(root, mc.Name, fmt.Errorf("%s: %w", mc.Name, err))
 	}
 	if needed.Empty() {
 		if ms := osimage.Verify(mc.Spec, booted); len(ms) > 0 {
-			return failFirstBoot(root, mismatchError(mc.Name, ms))
+			return failFirstBoot(root, mc.Name, mismatchError(mc.Name, ms))
 		}
 		opts.Log.Info("first boot: every part of the config is in effect", "config", mc.Name, "backend", opts.OS.Name())
 		return FirstBootDone, markFirstBootDone(root)
@@ -114,10 +117,10 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 		if len(ms) == 0 {
 			ms = []osimage.Mismatch{{Field: "(staged changes)", Want: fmt.Sprintf("%+v", needed), Got: "not in effect"}}
 		}
-		return failFirstBoot(root, fmt.Errorf("still not in effect after the first boot's reboot: %w", mismatchError(mc.Name, ms)))
+		return failFirstBoot(root, mc.Name, fmt.Errorf("still not in effect after the first boot's reboot: %w", mismatchError(mc.Name, ms)))
 	}
 	if err := opts.OS.Stage(ctx, needed); err != nil {
-		return failFirstBoot(root, fmt.Errorf("staging %s with OS backend %q: %w", mc.Name, opts.OS.Name(), err))
+		return failFirstBoot(root, mc.Name, fmt.Errorf("staging %s with OS backend %q: %w", mc.Name, opts.OS.Name(), err))
 	}
 	if err := root.WriteFile(firstBootRebootedPath, []byte(mc.Name+"\n"), noderoot.WriteOptions{Perm: 0o644}); err != nil {
 		return FirstBootFailed, err
@@ -146,8 +149,10 @@ func mismatchError(config string, ms []osimage.Mismatch) error {
 	return fmt.Errorf("booted system does not match %s: %s", config, strings.Join(parts, "; "))
 }
 
-func failFirstBoot(root *noderoot.Root, cause error) (FirstBootResult, error) {
-	if err := root.WriteFile(FirstBootFailedPath, []byte(cause.Error()+"\n"), noderoot.WriteOptions{Perm: 0o644}); err != nil {
+// failFirstBoot records why the machine is not in config: the config's name on the first line
+// (empty when unknown), the reason after it.
+func failFirstBoot(root *noderoot.Root, config string, cause error) (FirstBootResult, error) {
+	if err := root.WriteFile(FirstBootFailedPath, []byte(config+"\n"+cause.Error()+"\n"), noderoot.WriteOptions{Perm: 0o644}); err != nil {
 		return FirstBootFailed, errors.Join(cause, err)
 	}
 	return FirstBootFailed, errors.Join(cause, markFirstBootDone(root))
@@ -172,11 +177,16 @@ func linkPullSecret(root string) {
 	_ = os.Symlink(PullSecretPath, dst)
 }
 
-// firstBootFailure is the recorded first-boot failure, if any.
-func (a *Agent) firstBootFailure() string {
+// firstBootFailure is the recorded first-boot failure if it concerns config (the machine is
+// still in the config it first booted into); "" otherwise.
+func (a *Agent) firstBootFailure(config string) string {
 	data, err := a.root.ReadFile(FirstBootFailedPath)
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(data))
+	failed, reason, _ := strings.Cut(string(data), "\n")
+	if failed != "" && failed != config {
+		return ""
+	}
+	return strings.TrimSpace(reason)
 }

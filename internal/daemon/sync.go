@@ -83,6 +83,9 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 	}
 	// Done means in effect: what booted must be what the config asks of the OS, not only what
 	// was staged for it.
+	if reason := a.firstBootFailure(current); reason != "" {
+		return a.degrade(ctx, protocol.NodeDegraded, "FirstBootFailed", fmt.Errorf("the first-boot service could not bring the machine into %s: %s", current, reason))
+	}
 	booted, err := a.bootedSystem(ctx)
 	if err != nil {
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootedSystemUnknown", err), err)

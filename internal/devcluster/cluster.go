@@ -160,16 +160,13 @@ func Down(dir string) error {
 	var errs []error
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for name, p := range st.Processes {
-		if !strings.HasPrefix(name, "machine-") {
-			continue
-		}
+	for _, name := range st.Machines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := stop(p, machine.PoweroffGrace+10*time.Second); err != nil {
+			if err := machine.Stop(MachineDir(dir, name), machine.PoweroffGrace+10*time.Second); err != nil {
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				errs = append(errs, fmt.Errorf("machine %s: %w", name, err))
 				mu.Unlock()
 			}
 		}()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -72,4 +73,61 @@ func WaitSystemRunning(ctx context.Context, dir string, timeout time.Duration) (
 		}
 	}
 	return last, fmt.Errorf("%s: systemd not up after %s (last state %q)", dir, timeout, last)
+}
+
+// Stop powers the machine in dir off through its supervisor (SIGTERM, up to grace), then makes
+// sure its init is gone: a supervisor killed outright leaves its machine running (systemd as a
+// namespace's PID 1 does not get the parent-death signal), so the init is killed by its PID.
+func Stop(dir string, grace time.Duration) error {
+	st, err := ReadStatus(dir)
+	if err != nil {
+		return nil // never booted
+	}
+	if alive(st.SupervisorPID) {
+		_ = syscall.Kill(st.SupervisorPID, syscall.SIGTERM)
+		deadline := time.Now().Add(grace)
+		for alive(st.SupervisorPID) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(st.SupervisorPID) {
+			_ = syscall.Kill(st.SupervisorPID, syscall.SIGKILL)
+		}
+	}
+	return killOrphan(st)
+}
+
+// killOrphan kills the init the status names if it still runs and is a machine's init (PID 1 of
+// its own namespace), not a recycled PID.
+func killOrphan(st Status) error {
+	if st.InitPID == 0 || !alive(st.InitPID) {
+		return nil
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.InitPID))
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "NSpid:" && f[2] == "1" {
+			if err := syscall.Kill(st.InitPID, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+				return err
+			}
+			for i := 0; i < 100 && alive(st.InitPID); i++ {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	return nil
+}
+
+func alive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }

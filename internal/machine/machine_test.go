@@ -57,7 +57,9 @@ func TestMachineLifecycle(t *testing.T) {
 	supDone := make(chan error, 1)
 	go func() { supDone <- sup.Wait() }()
 	t.Cleanup(func() {
-		_ = sup.Process.Kill()
+		if err := Stop(c.Dir, PoweroffGrace); err != nil {
+			t.Error(err)
+		}
 		if t.Failed() {
 			data, _ := os.ReadFile(filepath.Join(c.Dir, ConsoleFile))
 			if len(data) > 6000 {

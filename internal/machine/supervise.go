@@ -52,6 +52,10 @@ func Supervise(ctx context.Context, c Config) error {
 	st := Status{SupervisorPID: os.Getpid()}
 	if old, err := ReadStatus(c.Dir); err == nil {
 		st.Boots = old.Boots
+		// A previous supervisor killed outright may have left its machine running on this disk.
+		if err := killOrphan(old); err != nil {
+			return err
+		}
 	}
 	for {
 		st.Boots++
