@@ -26,6 +26,9 @@ const (
 	KubeconfigPath         = "/etc/kubernetes/kubeconfig"
 	MachineConfigCopyPath  = "/etc/mcs-machine-config-content.json"
 	EncapsulatedConfigPath = "/etc/ignition-machine-config-encapsulated.json"
+	// PullSecretPath is where the kubelet and CRI-O read the cluster's pull secret, and where
+	// the first-boot service finds it to pull spec.osImageURL (as on OpenShift nodes).
+	PullSecretPath = "/var/lib/kubelet/config.json"
 )
 
 // ServedInput is everything a served config is built from.
@@ -36,11 +39,15 @@ type ServedInput struct {
 	KubeletCA []byte
 	// Kubeconfig, when set, becomes KubeconfigPath: the new machine's credential to join.
 	Kubeconfig []byte
+	// PullSecret, when set, becomes PullSecretPath (root, 0600): the registry credentials the
+	// first boot pulls the OS image with and the kubelet pulls the cluster's images with.
+	PullSecret []byte
 }
 
 // BuildServedConfig returns the Ignition document a new machine receives for in, in spec
 // version. It adds, in OpenShift's order, the kubelet CA, the node annotations the agent seeds
-// its Node with, the kubeconfig, a gzipped copy of the MachineConfig (spec 3 only; spec 2.2 gets
+// its Node with, the kubeconfig (then the pull secret, which OpenShift's server does not add
+// because its rendered configs carry it), a gzipped copy of the MachineConfig (spec 3 only; spec 2.2 gets
 // it plain) and, last, the MachineConfig with an empty Ignition config, which carries OS image,
 // kernel arguments, extensions, kernel type and FIPS to the first-boot service.
 func BuildServedConfig(in ServedInput, version semver.Version) ([]byte, error) {
@@ -69,6 +76,18 @@ func BuildServedConfig(in ServedInput, version semver.Version) ([]byte, error) {
 	setFile(&cfg, NodeAnnotationsPath, plainContents(annotations))
 	if len(in.Kubeconfig) > 0 {
 		setFile(&cfg, KubeconfigPath, plainContents(in.Kubeconfig))
+	}
+	// Added whenever there is a pull secret, not only when the config names an OS image:
+	// OpenShift writes it on every node (its templates render it into every pool's config),
+	// and the kubelet needs it for the cluster's own images as much as the first boot needs it
+	// to pivot to spec.osImageURL. A rendered config that carries the file itself keeps its
+	// copy: the node agent checks that path against the config, so replacing it would show as
+	// drift on the agent's first check.
+	if len(in.PullSecret) > 0 && !hasFile(&cfg, PullSecretPath) {
+		secret := setFile(&cfg, PullSecretPath, plainContents(in.PullSecret))
+		secret.Mode = ptr.To(0o600)
+		secret.User = types.NodeUser{ID: ptr.To(0)}
+		secret.Group = types.NodeGroup{ID: ptr.To(0)}
 	}
 	fullCopy, err := json.Marshal(withTypeMeta(in.Config.DeepCopy()))
 	if err != nil {
@@ -141,8 +160,9 @@ func withTypeMeta(mc *mcfgv1.MachineConfig) *mcfgv1.MachineConfig {
 
 // setFile replaces the file at path if the config already has one (so an admin's copy of,
 // say, the kubelet CA is superseded rather than duplicated, which Ignition rejects) and
-// appends it otherwise. Every added file is root-owned 0644 and overwrites what is on disk.
-func setFile(cfg *ignition.Config, path string, contents types.Resource) {
+// appends it otherwise. Every added file is root-owned 0644 and overwrites what is on disk;
+// the returned file is the one in cfg, for a caller that needs another mode.
+func setFile(cfg *ignition.Config, path string, contents types.Resource) *types.File {
 	file := types.File{
 		Node:          types.Node{Path: path, Overwrite: ptr.To(true)},
 		FileEmbedded1: types.FileEmbedded1{Contents: contents, Mode: ptr.To(0o644)},
@@ -150,10 +170,15 @@ func setFile(cfg *ignition.Config, path string, contents types.Resource) {
 	for i := range cfg.Storage.Files {
 		if cfg.Storage.Files[i].Path == path {
 			cfg.Storage.Files[i] = file
-			return
+			return &cfg.Storage.Files[i]
 		}
 	}
 	cfg.Storage.Files = append(cfg.Storage.Files, file)
+	return &cfg.Storage.Files[len(cfg.Storage.Files)-1]
+}
+
+func hasFile(cfg *ignition.Config, path string) bool {
+	return slices.ContainsFunc(cfg.Storage.Files, func(f types.File) bool { return f.Path == path })
 }
 
 func plainContents(data []byte) types.Resource {

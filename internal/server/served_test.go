@@ -39,6 +39,8 @@ const (
 	withCAFile   = `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/kubernetes/kubelet-ca.crt","contents":{"source":"data:,old"}}]}}`
 	withKargs    = `{"ignition":{"version":"3.4.0"},"kernelArguments":{"shouldExist":["nosmt","audit=1"]}}`
 	withNotKargs = `{"ignition":{"version":"3.4.0"},"kernelArguments":{"shouldNotExist":["quiet"]}}`
+	withPullSec  = `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/var/lib/kubelet/config.json","mode":384,"contents":{"source":"data:,mine"}}]}}`
+	pullSecret   = `{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`
 	spec22Config = `{"ignition":{"version":"2.2.0"},"storage":{"files":[{"filesystem":"root","path":"/etc/motd","contents":{"source":"data:,hi"},"mode":420}]}}`
 )
 
@@ -49,6 +51,7 @@ func TestBuildServedConfig(t *testing.T) {
 		version   string
 		kubeletCA string
 		kubecfg   string
+		pullSec   string
 		wantErr   string
 		check     func(t *testing.T, cfg ignition.Config, served []byte)
 	}{
@@ -98,6 +101,27 @@ func TestBuildServedConfig(t *testing.T) {
 				t.Errorf("kubelet CA = %q", got)
 			}
 		}},
+		{name: "pull secret appended root-owned 0600 when known", config: oneFile, version: "3.4.0", kubecfg: "apiVersion: v1\n", pullSec: pullSecret, check: func(t *testing.T, cfg ignition.Config, _ []byte) {
+			want := []string{"/etc/motd", NodeAnnotationsPath, KubeconfigPath, PullSecretPath, MachineConfigCopyPath, EncapsulatedConfigPath}
+			if got := filePaths(cfg); !slices.Equal(got, want) {
+				t.Fatalf("files = %v, want %v", got, want)
+			}
+			checkPullSecretFile(t, cfg, pullSecret)
+		}},
+		{name: "pull secret in spec 2.2", config: spec22Config, version: "2.2.0", pullSec: pullSecret, check: func(t *testing.T, cfg ignition.Config, _ []byte) {
+			checkPullSecretFile(t, cfg, pullSecret)
+		}},
+		{name: "pull secret in spec 3.1", config: oneFile, version: "3.1.0", pullSec: pullSecret, check: func(t *testing.T, cfg ignition.Config, _ []byte) {
+			checkPullSecretFile(t, cfg, pullSecret)
+		}},
+		{name: "a config's own pull secret is kept", config: withPullSec, version: "3.4.0", pullSec: pullSecret, check: func(t *testing.T, cfg ignition.Config, _ []byte) {
+			if n := strings.Count(strings.Join(filePaths(cfg), " "), PullSecretPath); n != 1 {
+				t.Fatalf("pull secret appears %d times", n)
+			}
+			if got := string(fileBytes(t, cfg, PullSecretPath)); got != "mine" {
+				t.Errorf("pull secret = %q, want the config's own", got)
+			}
+		}},
 		{name: "kubelet CA replaces an admin's copy", config: withCAFile, version: "3.4.0", kubeletCA: "NEW", check: func(t *testing.T, cfg ignition.Config, _ []byte) {
 			if n := strings.Count(strings.Join(filePaths(cfg), " "), KubeletCAPath); n != 1 {
 				t.Fatalf("kubelet CA appears %d times", n)
@@ -143,7 +167,7 @@ func TestBuildServedConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in := ServedInput{Config: testMC(t, tc.config), KubeletCA: []byte(tc.kubeletCA), Kubeconfig: []byte(tc.kubecfg)}
+			in := ServedInput{Config: testMC(t, tc.config), KubeletCA: []byte(tc.kubeletCA), Kubeconfig: []byte(tc.kubecfg), PullSecret: []byte(tc.pullSec)}
 			served, err := BuildServedConfig(in, ignition.MustVersion(tc.version))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -184,6 +208,24 @@ func TestBuildServedConfigLeavesInputAlone(t *testing.T) {
 	}
 	if !slices.Equal(mc.Spec.KernelArguments, before.Spec.KernelArguments) || string(mc.Spec.Config.Raw) != string(before.Spec.Config.Raw) || mc.Kind != "" {
 		t.Fatalf("input MachineConfig modified: %+v", mc)
+	}
+}
+
+// checkPullSecretFile: the pull secret is served once, with content, root-owned, 0600, overwriting.
+func checkPullSecretFile(t *testing.T, cfg ignition.Config, content string) {
+	t.Helper()
+	if n := strings.Count(strings.Join(filePaths(cfg), " "), PullSecretPath); n != 1 {
+		t.Fatalf("pull secret appears %d times in %v", n, filePaths(cfg))
+	}
+	f := findFile(cfg, PullSecretPath)
+	if got := string(fileBytes(t, cfg, PullSecretPath)); got != content {
+		t.Errorf("pull secret = %q, want %q", got, content)
+	}
+	if f.Mode == nil || *f.Mode != 0o600 || f.Overwrite == nil || !*f.Overwrite {
+		t.Errorf("pull secret mode %v overwrite %v, want 0600 true", f.Mode, f.Overwrite)
+	}
+	if f.User.ID == nil || *f.User.ID != 0 || f.Group.ID == nil || *f.Group.ID != 0 {
+		t.Errorf("pull secret owner %+v group %+v, want root", f.User, f.Group)
 	}
 }
 
