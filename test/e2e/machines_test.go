@@ -80,6 +80,34 @@ func TestRealMachines(t *testing.T) {
 		}
 	})
 
+	t.Run("an OS image change rebases each machine, which boots the new image", func(t *testing.T) {
+		if err := machine.BuildImage(devcluster.ImagesDir(cl.dir), newImage, testenv.RequireMCO(t), nil); err != nil {
+			t.Fatal(err)
+		}
+		watcher.reset()
+		before := map[string]int{}
+		for _, n := range workers {
+			before[n] = cl.boots(t, n)
+		}
+		mc := fileConfig("85-worker-os-image", "/etc/mco-os-image-note", "rebased\n")
+		mc.Spec.OSImageURL = newImage
+		if err := cl.c.Create(ctx, mc); err != nil {
+			t.Fatal(err)
+		}
+		target = cl.waitUpdated(t, ctx, target, 3)
+		for _, n := range workers {
+			if got := cl.boots(t, n) - before[n]; got != 1 {
+				t.Errorf("%s booted %d times for the new image, want exactly 1", n, got)
+			}
+			if got := cl.inMachine(t, ctx, n, "cat", machine.ImageRefPath); got != newImage {
+				t.Errorf("%s runs image %q, want %q", n, got, newImage)
+			}
+		}
+		if most, who := watcher.maxUnavailable(); most > 1 {
+			t.Fatalf("%d machines were unavailable at once (%v)", most, who)
+		}
+	})
+
 	t.Run("a bad MachineConfig degrades the pool and leaves machines alone", func(t *testing.T) {
 		bad := &mcfgv1.MachineConfig{
 			ObjectMeta: metav1.ObjectMeta{Name: "90-worker-bad", Labels: map[string]string{protocol.RoleLabel: "worker"}},
@@ -150,7 +178,10 @@ func TestRealMachines(t *testing.T) {
 			t.Fatalf("%s: /proc/cmdline = %q", name, cmdline)
 		}
 		if got := cl.boots(t, name); got != 2 {
-			t.Errorf("%s booted %d times; want 2 (first boot, then the first-boot service's reboot for the kernel argument)", name, got)
+			t.Errorf("%s booted %d times; want 2 (first boot, then the first-boot service's reboot for the kernel argument and image)", name, got)
+		}
+		if got := cl.inMachine(t, ctx, name, "cat", machine.ImageRefPath); got != newImage {
+			t.Errorf("%s pivoted to image %q before its kubelet started, want %q", name, got, newImage)
 		}
 		if got := cl.inMachine(t, ctx, name, "systemctl", "is-active", "hello-mco.service"); got != "active" {
 			t.Errorf("%s: hello-mco.service is %s", name, got)
@@ -210,6 +241,31 @@ systemctl daemon-reload && systemctl restart mco-daemon.service`)
 		}
 	})
 
+	t.Run("revert returns a machine to its OS image's state, Ignition's first-boot files included", func(t *testing.T) {
+		joined := "worker-3"
+		for _, path := range []string{"/etc/chrony.conf", "/etc/mco-dev/role"} {
+			if cl.nodeFile(ctx, joined, path) == "" {
+				t.Fatalf("%s: %s missing before the revert", joined, path)
+			}
+		}
+		out := cl.inMachine(t, ctx, joined, "sh", "-c", "systemctl stop "+devcluster.AgentUnit+" && "+machine.MCOPath+" daemon revert")
+		if !strings.Contains(out, "reverted") {
+			t.Fatalf("revert said %q", out)
+		}
+		for _, path := range []string{"/etc/chrony.conf", "/etc/mco-dev/role", "/etc/systemd/system/hello-mco.service", "/etc/machine-config-daemon/currentconfig"} {
+			if _, err := machine.Output(ctx, devcluster.MachineDir(cl.dir, joined), "test", "-e", path); err == nil {
+				t.Errorf("%s: %s is still there after revert (written by Ignition at first boot; the image had none)", joined, path)
+			}
+		}
+		if got := cl.inMachine(t, ctx, joined, "sh", "-c", "grep -c '^core:' /etc/passwd"); got != "1" {
+			t.Errorf("revert touched the image's own accounts: %s", got)
+		}
+		workers = workers[:len(workers)-1]
+		if err := cl.c.Delete(ctx, cl.node(t, ctx, joined)); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("a kernel type the host cannot apply is refused, naming the field, with nothing written", func(t *testing.T) {
 		mc := fileConfig("95-worker-realtime", "/etc/mco-realtime-marker", "must never be written\n")
 		mc.Spec.KernelType = "realtime"
@@ -244,6 +300,9 @@ systemctl daemon-reload && systemctl restart mco-daemon.service`)
 		}
 	})
 }
+
+// newImage is the second dev OS image the machines rebase to.
+const newImage = "mco-dev.local/os:2"
 
 // waitUpdatedWith is waitUpdated for a target rendered from a named MachineConfig (several
 // applied at once may render more than once).

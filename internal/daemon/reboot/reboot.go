@@ -4,8 +4,6 @@ package reboot
 import (
 	"context"
 	"fmt"
-	"os"
-	"syscall"
 
 	"github.com/mco-dev/mco/internal/daemon/systemd"
 )
@@ -34,16 +32,4 @@ func (s Systemd) Reboot(ctx context.Context, reason string) error {
 		return fmt.Errorf("queueing reboot: %w", err)
 	}
 	return nil
-}
-
-// ProcessRestart "reboots" a simulated node by re-executing the agent: the state it finds
-// afterwards is what it would find after a real reboot (the committed config on disk).
-type ProcessRestart struct{}
-
-func (ProcessRestart) Reboot(context.Context, string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	return syscall.Exec(exe, os.Args, os.Environ())
 }
