@@ -23,13 +23,16 @@ type BootstrapOptions struct {
 	KubeconfigFile string
 	// TokensFile lists per-pool bearer tokens (see LoadTokensFile).
 	TokensFile string
+	// PullSecretFile, when set and present, is served as /var/lib/kubelet/config.json (see
+	// ReadPullSecretFile).
+	PullSecretFile string
 }
 
 // RunBootstrap serves every pool under opts.Dir (unlike the original, which refuses all but
 // master), reloading when the files change, until ctx ends.
 func RunBootstrap(ctx context.Context, store *Store, opts BootstrapOptions, log *slog.Logger) error {
 	load := func() (map[string]PoolState, error) { return LoadBootstrap(opts) }
-	return runStandalone(ctx, store, load, []string{opts.Dir, opts.KubeconfigFile, opts.TokensFile}, log)
+	return runStandalone(ctx, store, load, []string{opts.Dir, opts.KubeconfigFile, opts.TokensFile, opts.PullSecretFile}, log)
 }
 
 // LoadBootstrap reads the bootstrap layout into pool states.
@@ -53,6 +56,10 @@ func LoadBootstrap(opts BootstrapOptions) (map[string]PoolState, error) {
 	if err != nil {
 		return nil, err
 	}
+	pullSecret, err := ReadPullSecretFile(opts.PullSecretFile)
+	if err != nil {
+		return nil, err
+	}
 	pools := make(map[string]PoolState, len(poolFiles))
 	for _, file := range poolFiles {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
@@ -62,9 +69,10 @@ func LoadBootstrap(opts BootstrapOptions) (map[string]PoolState, error) {
 		}
 		state.Served.KubeletCA = kubeletCA
 		state.Served.Kubeconfig = kubeconfig
+		state.Served.PullSecret = pullSecret
 		state.Tokens = tokensFor(tokens, name)
 		if state.Key != "" {
-			state.Key = contentKey([]byte(state.Key), kubeletCA, kubeconfig)
+			state.Key = contentKey([]byte(state.Key), kubeletCA, kubeconfig, pullSecret)
 		}
 		pools[name] = state
 	}

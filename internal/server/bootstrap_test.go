@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vincent-petithory/dataurl"
+
 	"github.com/mco-dev/mco/internal/ignition"
 )
 
@@ -20,7 +22,10 @@ func TestLoadBootstrap(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	writeFile(t, kubeconfig, "apiVersion: v1\nkind: Config\n")
 
-	pools, err := LoadBootstrap(BootstrapOptions{Dir: dir, KubeconfigFile: kubeconfig})
+	pullSecret := filepath.Join(t.TempDir(), "pull-secret.json")
+	writeFile(t, pullSecret, `{"auths":{}}`)
+
+	pools, err := LoadBootstrap(BootstrapOptions{Dir: dir, KubeconfigFile: kubeconfig, PullSecretFile: pullSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +39,20 @@ func TestLoadBootstrap(t *testing.T) {
 	if master := pools["master"]; master.Served.Config != nil || !master.NotFound {
 		t.Errorf("master with a missing rendered config = %+v, want NotFound", master)
 	}
+	if string(worker.Served.PullSecret) != `{"auths":{}}` {
+		t.Errorf("pull secret %q", worker.Served.PullSecret)
+	}
+	without, err := LoadBootstrap(BootstrapOptions{Dir: dir, KubeconfigFile: kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := without["worker"]; w.Served.PullSecret != nil || w.Key == worker.Key {
+		t.Errorf("without --pull-secret-file: pull secret %q, key %s (with: %s)", w.Served.PullSecret, w.Key, worker.Key)
+	}
+	writeFile(t, pullSecret, `{"auths":{"half`)
+	if _, err := LoadBootstrap(BootstrapOptions{Dir: dir, PullSecretFile: pullSecret}); err == nil {
+		t.Error("a pull secret file that is not JSON loaded")
+	}
 
 	if _, err := LoadBootstrap(BootstrapOptions{Dir: t.TempDir()}); err == nil {
 		t.Error("empty bootstrap dir loaded")
@@ -46,11 +65,13 @@ func TestBootstrapReloadsOnChange(t *testing.T) {
 	dir := writeBootstrapDir(t, t.TempDir(), oneFile)
 	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
 	writeFile(t, tokens, "{}\n")
+	pullSecret := filepath.Join(t.TempDir(), "pull-secret.json")
+	writeFile(t, pullSecret, `{"auths":{"v1":{}}}`)
 	store := NewStore(time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunBootstrap(ctx, store, BootstrapOptions{Dir: dir, TokensFile: tokens}, discardLogger())
+		done <- RunBootstrap(ctx, store, BootstrapOptions{Dir: dir, TokensFile: tokens, PullSecretFile: pullSecret}, discardLogger())
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	waitFor(t, store.Loaded)
@@ -68,6 +89,12 @@ func TestBootstrapReloadsOnChange(t *testing.T) {
 	waitFor(t, func() bool {
 		resp, err := store.Get("worker").response(ignition.V3_4)
 		return err == nil && resp != before && strings.Contains(string(resp.body), "/etc/issue")
+	})
+
+	writeFile(t, pullSecret, `{"auths":{"v2":{}}}`)
+	waitFor(t, func() bool {
+		resp, err := store.Get("worker").response(ignition.V3_4)
+		return err == nil && strings.Contains(string(resp.body), dataurl.EscapeString(`{"auths":{"v2":{}}}`))
 	})
 
 	writeFile(t, tokens, "worker:\n  token: fresh\n")

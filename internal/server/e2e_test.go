@@ -41,17 +41,22 @@ const e2eIgnition = `{
   ]}
 }`
 
+const e2ePullSecret = `{"auths":{"quay.io":{"auth":"ZTJlOnNlY3JldA=="}}}`
+
 // TestRealIgnitionClient boots temp roots with the real Ignition binary from a running server
 // over TLS with a bearer token, once per served 3.x spec, and checks the pool's files, units
-// and the server's appended files land; without the token nothing is written.
+// and the server's appended files (the pull secret with mode 0600) land; without the token
+// nothing is written.
 func TestRealIgnitionClient(t *testing.T) {
 	dir := t.TempDir()
 	ca := testenv.NewServingCA(t, dir)
 	bootstrapDir := writeBootstrapDir(t, filepath.Join(dir, "bootstrap"), e2eIgnition)
 	tokensFile := filepath.Join(dir, "tokens.yaml")
 	writeFile(t, tokensFile, "worker:\n  token: "+e2eToken+"\n")
+	pullSecretFile := filepath.Join(dir, "pull-secret.json")
+	writeFile(t, pullSecretFile, e2ePullSecret)
 
-	url := startTLSServer(t, ca, BootstrapOptions{Dir: bootstrapDir, TokensFile: tokensFile})
+	url := startTLSServer(t, ca, BootstrapOptions{Dir: bootstrapDir, TokensFile: tokensFile, PullSecretFile: pullSecretFile})
 
 	for _, spec := range []string{"3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0"} {
 		t.Run(spec, func(t *testing.T) {
@@ -67,6 +72,7 @@ func TestRealIgnitionClient(t *testing.T) {
 			if target, err := os.Readlink(filepath.Join(root, "etc/systemd/system/e2e-masked.service")); err != nil || target != "/dev/null" {
 				t.Errorf("masked unit: %q, %v", target, err)
 			}
+			assertFile(t, root, PullSecretPath, e2ePullSecret, 0o600)
 			assertContains(t, root, NodeAnnotationsPath, `"machineconfiguration.openshift.io/currentConfig":"`+e2eRendered+`"`)
 			// The encapsulated config carries the spec the server chose: proof the client got it.
 			assertContains(t, root, EncapsulatedConfigPath, `{"ignition":{"version":"`+spec+`"}}`)
@@ -86,8 +92,10 @@ func TestRealIgnitionClient(t *testing.T) {
 		if !strings.Contains(out, "Forbidden") {
 			t.Errorf("ignition output does not say Forbidden:\n%s", out)
 		}
-		if _, err := os.Stat(filepath.Join(root, "etc/e2e/hello.txt")); !os.IsNotExist(err) {
-			t.Errorf("file written without a token: %v", err)
+		for _, path := range []string{"etc/e2e/hello.txt", PullSecretPath} {
+			if _, err := os.Stat(filepath.Join(root, path)); !os.IsNotExist(err) {
+				t.Errorf("%s written without a token: %v", path, err)
+			}
 		}
 	})
 }

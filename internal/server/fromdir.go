@@ -22,6 +22,9 @@ type FromDirOptions struct {
 	KubeconfigFile, KubeletCAFile string
 	// TokensFile lists per-pool bearer tokens (see LoadTokensFile).
 	TokensFile string
+	// PullSecretFile, when set and present, is served as /var/lib/kubelet/config.json (see
+	// ReadPullSecretFile).
+	PullSecretFile string
 	// Defaults fill the OS image fields no MachineConfig sets.
 	Defaults render.Defaults
 }
@@ -33,7 +36,7 @@ func RunFromDir(ctx context.Context, store *Store, opts FromDirOptions, log *slo
 	// not be parsed again, and each is parsed once however many pools select it.
 	parses := render.NewParseCache(parseCacheLimit)
 	load := func() (map[string]PoolState, error) { return LoadFromDir(opts, parses, log) }
-	paths := []string{opts.Dir, opts.KubeconfigFile, opts.KubeletCAFile, opts.TokensFile}
+	paths := []string{opts.Dir, opts.KubeconfigFile, opts.KubeletCAFile, opts.TokensFile, opts.PullSecretFile}
 	return runStandalone(ctx, store, load, paths, log)
 }
 
@@ -65,6 +68,10 @@ func LoadFromDir(opts FromDirOptions, parses *render.ParseCache, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
+	pullSecret, err := ReadPullSecretFile(opts.PullSecretFile)
+	if err != nil {
+		return nil, err
+	}
 	renderOpts := render.Options{
 		Defaults: opts.Defaults,
 		// The commit, as `mco render` and the controller stamp it, so from-dir serves exactly
@@ -78,9 +85,9 @@ func LoadFromDir(opts FromDirOptions, parses *render.ParseCache, log *slog.Logge
 		if state.Err != nil {
 			log.Error("pool does not render; its requests fail until fixed", "pool", pool.Name, "err", state.Err)
 		} else {
-			state.Key = contentKey([]byte(state.Key), kubeletCA, kubeconfig)
+			state.Key = contentKey([]byte(state.Key), kubeletCA, kubeconfig, pullSecret)
 		}
-		state.Served.KubeletCA, state.Served.Kubeconfig = kubeletCA, kubeconfig
+		state.Served.KubeletCA, state.Served.Kubeconfig, state.Served.PullSecret = kubeletCA, kubeconfig, pullSecret
 		state.Tokens = tokensFor(tokens, pool.Name)
 		states[pool.Name] = state
 	}

@@ -77,3 +77,28 @@ func TestFromDirRendersAndReloads(t *testing.T) {
 		t.Error("re-render kept the old rendered name")
 	}
 }
+
+// TestFromDirPullSecret: --pull-secret-file is served by from-dir mode too and is part of the
+// cache key.
+func TestFromDirPullSecret(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "pool.yaml"), fromDirPool)
+	writeFile(t, filepath.Join(dir, "configs", "motd.yaml"), fromDirMC("/etc/motd"))
+	pullSecret := filepath.Join(t.TempDir(), "pull-secret.json")
+	writeFile(t, pullSecret, `{"auths":{}}`)
+	parses := render.NewParseCache(16)
+	with, err := LoadFromDir(FromDirOptions{Dir: dir, PullSecretFile: pullSecret}, parses, discardLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := LoadFromDir(FromDirOptions{Dir: dir}, parses, discardLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(with["worker"].Served.PullSecret) != `{"auths":{}}` || without["worker"].Served.PullSecret != nil {
+		t.Errorf("pull secret with %q, without %q", with["worker"].Served.PullSecret, without["worker"].Served.PullSecret)
+	}
+	if with["worker"].Key == without["worker"].Key {
+		t.Error("the pull secret is not part of the cache key")
+	}
+}
