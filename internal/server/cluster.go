@@ -9,6 +9,8 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -37,6 +39,10 @@ type ClusterOptions struct {
 	APIServerURL string
 	// BootstrapTokenSecret names the Secret with the kubelet bootstrap token.
 	BootstrapTokenSecret string
+	// PullSecret is the Secret whose .dockerconfigjson is served as /var/lib/kubelet/config.json
+	// (OpenShift: openshift-config/pull-secret); zero serves none. Only this one Secret of its
+	// namespace is cached (a metadata.name field selector), so RBAC can name it.
+	PullSecret types.NamespacedName
 }
 
 // ServedConfigName is the rendered config new machines of pool get (mco-behaviour §5.4): the
@@ -52,7 +58,8 @@ func ServedConfigName(pool *mcfgv1.MachineConfigPool) string {
 
 // RunCluster serves the cluster's pools until ctx ends. Everything is read through informers:
 // requests never reach the API server, and any change to a pool, MachineConfig, token Secret,
-// CA or ControllerConfig recomputes the served set (cached bytes survive for unchanged pools).
+// pull secret, CA or ControllerConfig recomputes the served set (cached bytes survive for
+// unchanged pools).
 func RunCluster(ctx context.Context, cfg *rest.Config, store *Store, opts ClusterOptions, log *slog.Logger) error {
 	if opts.BootstrapTokenSecret == "" {
 		opts.BootstrapTokenSecret = DefaultBootstrapTokenSecret
@@ -61,10 +68,16 @@ func RunCluster(ctx context.Context, cfg *rest.Config, store *Store, opts Cluste
 		opts.APIServerURL = cfg.Host
 	}
 	inNamespace := cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}}
+	secrets := cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}}
+	if ps := opts.PullSecret; ps.Name != "" && ps.Namespace != opts.Namespace {
+		// One more namespace for Secrets, and in it only the pull secret: the server must not
+		// hold, or be allowed to read, the rest of openshift-config's Secrets.
+		secrets.Namespaces[ps.Namespace] = cache.Config{FieldSelector: fields.OneTermEqualSelector("metadata.name", ps.Name)}
+	}
 	c, err := cache.New(cfg, cache.Options{
 		Scheme: scheme.Scheme,
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}:    inNamespace,
+			&corev1.Secret{}:    secrets,
 			&corev1.ConfigMap{}: inNamespace,
 		},
 	})
@@ -129,6 +142,9 @@ type clusterSource struct {
 	opts                 ClusterOptions
 	log                  *slog.Logger
 	haveControllerConfig bool
+	// pullSecretNote is what was last logged about the pull secret, so each change of its
+	// state (absent, unusable, served) is logged once, not on every snapshot.
+	pullSecretNote string
 }
 
 // snapshot computes every pool's state from the informer caches.
@@ -141,7 +157,11 @@ func (s *clusterSource) snapshot(ctx context.Context) (map[string]PoolState, err
 	if err != nil {
 		return nil, err
 	}
-	extrasKey := contentKey(kubeletCA, kubeconfig)
+	pullSecret, err := s.pullSecret(ctx)
+	if err != nil {
+		return nil, err
+	}
+	extrasKey := contentKey(kubeletCA, kubeconfig, pullSecret)
 	var pools mcfgv1.MachineConfigPoolList
 	if err := s.reader.List(ctx, &pools); err != nil {
 		return nil, err
@@ -150,7 +170,7 @@ func (s *clusterSource) snapshot(ctx context.Context) (map[string]PoolState, err
 	for i := range pools.Items {
 		pool := &pools.Items[i]
 		state := s.poolState(ctx, pool)
-		state.Served.KubeletCA, state.Served.Kubeconfig = kubeletCA, kubeconfig
+		state.Served.KubeletCA, state.Served.Kubeconfig, state.Served.PullSecret = kubeletCA, kubeconfig, pullSecret
 		if state.Key != "" {
 			state.Key += "/" + extrasKey
 		}
@@ -231,4 +251,43 @@ func (s *clusterSource) kubeconfig(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	return BuildKubeconfig(s.opts.APIServerURL, ca, string(secret.Data[corev1.ServiceAccountTokenKey]))
+}
+
+// pullSecret is the configured Secret's .dockerconfigjson, or nil when there is none to serve:
+// no Secret (machines then boot without registry credentials rather than not at all, as with
+// the kubeconfig), no such key, or not a JSON object.
+func (s *clusterSource) pullSecret(ctx context.Context) ([]byte, error) {
+	ref := s.opts.PullSecret
+	if ref.Name == "" {
+		return nil, nil
+	}
+	var secret corev1.Secret
+	err := s.reader.Get(ctx, ref, &secret)
+	if apierrors.IsNotFound(err) {
+		s.notePullSecret(slog.LevelInfo, "no pull secret; served configs carry no "+PullSecretPath)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pull secret %s: %w", ref, err)
+	}
+	data := secret.Data[PullSecretKey]
+	if len(data) == 0 {
+		s.notePullSecret(slog.LevelWarn, "pull secret has no "+PullSecretKey+"; served configs carry no "+PullSecretPath)
+		return nil, nil
+	}
+	if checkPullSecret(data) != nil {
+		// The parse error is not logged: it quotes the secret's bytes.
+		s.notePullSecret(slog.LevelWarn, "pull secret's "+PullSecretKey+" is not a JSON object; served configs carry no "+PullSecretPath)
+		return nil, nil
+	}
+	s.notePullSecret(slog.LevelInfo, "serving the pull secret as "+PullSecretPath)
+	return data, nil
+}
+
+func (s *clusterSource) notePullSecret(level slog.Level, msg string) {
+	if msg == s.pullSecretNote {
+		return
+	}
+	s.pullSecretNote = msg
+	s.log.Log(context.Background(), level, msg, "namespace", s.opts.PullSecret.Namespace, "secret", s.opts.PullSecret.Name)
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
@@ -52,6 +53,8 @@ func TestClusterMode(t *testing.T) {
 	c := env.Client
 	const ns = "mco-server-test"
 	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-config"}}))
+	pullSecretRef := types.NamespacedName{Namespace: "openshift-config", Name: "pull-secret"}
 	for name, path := range map[string]string{"rendered-worker-old": "/etc/old", "rendered-worker-new": "/etc/new"} {
 		ign := `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"` + path + `","contents":{"source":"data:,x"}}]}}`
 		must(t, c.Create(ctx, &mcfgv1.MachineConfig{
@@ -70,7 +73,8 @@ func TestClusterMode(t *testing.T) {
 	srcCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- RunCluster(srcCtx, env.Config, store, ClusterOptions{Namespace: ns, APIServerURL: "https://api.example:6443"}, discardLogger())
+		opts := ClusterOptions{Namespace: ns, APIServerURL: "https://api.example:6443", PullSecret: pullSecretRef}
+		done <- RunCluster(srcCtx, env.Config, store, opts, discardLogger())
 	}()
 	t.Cleanup(func() { stop(); <-done })
 	h := NewHandler(store, nil, discardLogger())
@@ -116,6 +120,55 @@ func TestClusterMode(t *testing.T) {
 	if err != nil || !strings.Contains(string(resp.body), KubeconfigPath) {
 		t.Fatalf("served config lacks the kubeconfig: %v", err)
 	}
+	if strings.Contains(string(resp.body), PullSecretPath) {
+		t.Fatal("pull secret served while there is none")
+	}
+
+	t.Log("the pull secret is served once it exists, root-owned 0600")
+	pullSecret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: pullSecretRef.Name, Namespace: pullSecretRef.Namespace},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{PullSecretKey: []byte(`{"auths":{"quay.io":{"auth":"djE="}}}`)},
+	}
+	must(t, c.Create(ctx, pullSecret))
+	servedPullSecret := func(want string) func() bool {
+		return func() bool {
+			resp, err := store.Get("worker").response(ignition.V3_4)
+			if err != nil {
+				return false
+			}
+			cfg, err := ignition.Parse(resp.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := findFile(cfg, PullSecretPath)
+			if want == "" {
+				return f.Path == ""
+			}
+			if f.Path == "" || string(fileBytes(t, cfg, PullSecretPath)) != want {
+				return false
+			}
+			if *f.Mode != 0o600 || *f.User.ID != 0 {
+				t.Fatalf("pull secret served with mode %o, owner %d", *f.Mode, *f.User.ID)
+			}
+			return true
+		}
+	}
+	waitFor(t, servedPullSecret(`{"auths":{"quay.io":{"auth":"djE="}}}`))
+
+	t.Log("a changed pull secret invalidates the cached config")
+	before, err := store.Get("worker").response(ignition.V3_4)
+	must(t, err)
+	pullSecret.Data[PullSecretKey] = []byte(`{"auths":{"quay.io":{"auth":"djI="}}}`)
+	must(t, c.Update(ctx, pullSecret))
+	waitFor(t, servedPullSecret(`{"auths":{"quay.io":{"auth":"djI="}}}`))
+	if after, _ := store.Get("worker").response(ignition.V3_4); after == before || after.etag == before.etag {
+		t.Error("the served bytes were not rebuilt")
+	}
+
+	t.Log("a deleted pull secret is no longer served")
+	must(t, c.Delete(ctx, pullSecret))
+	waitFor(t, servedPullSecret(""))
 
 	t.Log("a deleted pool is no longer served")
 	must(t, c.Delete(ctx, pool))
