@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
@@ -25,6 +26,7 @@ type serverFlags struct {
 	kubeconfig, bootstrapDir, bootstrapKubeconfig, fromDir string
 	namespace, apiServerURL, bootstrapTokenSecret          string
 	tokensFile                                             string
+	pullSecret, pullSecretFile                             string
 	tokenOverlap                                           time.Duration
 	kubeletCAFile, osImageURL, extensionsImage             string
 	bindAddress                                            string
@@ -53,6 +55,10 @@ Modes (exactly one):
              process and re-rendered when files change.
 In the standalone modes, tokens come from --tokens-file and files are reloaded on change.
 
+Every served config carries the cluster's pull secret as /var/lib/kubelet/config.json (root,
+0600) when there is one: the Secret named by --pull-secret (key .dockerconfigjson) in cluster
+mode, --pull-secret-file otherwise. The first-boot service pulls the pool's OS image with it.
+
 Endpoints: GET|HEAD /config/<pool>, /healthz; Prometheus metrics on --metrics-bind-address.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -68,6 +74,8 @@ Endpoints: GET|HEAD /config/<pool>, /healthz; Prometheus metrics on --metrics-bi
 	fl.StringVar(&f.apiServerURL, "apiserver-url", "", "cluster mode: API server URL written into served kubeconfigs (default: the URL this server uses)")
 	fl.StringVar(&f.bootstrapTokenSecret, "bootstrap-token-secret", server.DefaultBootstrapTokenSecret, "cluster mode: Secret in --namespace with the kubelet bootstrap token (keys token, ca.crt)")
 	fl.StringVar(&f.tokensFile, "tokens-file", "", "bootstrap and from-dir modes: YAML map of pool to {token, previousToken, previousTokenExpires}; pools listed need a bearer token")
+	fl.StringVar(&f.pullSecret, "pull-secret", server.DefaultPullSecret, "cluster mode: <namespace>/<name> of the Secret whose .dockerconfigjson is served as /var/lib/kubelet/config.json (empty disables; without the Secret none is served)")
+	fl.StringVar(&f.pullSecretFile, "pull-secret-file", "", "bootstrap and from-dir modes: file (a .dockerconfigjson) served as /var/lib/kubelet/config.json (optional)")
 	fl.DurationVar(&f.tokenOverlap, "token-overlap", time.Hour, "how long a previous token without an explicit expiry stays valid after the server first sees it")
 	fl.StringVar(&f.kubeletCAFile, "kubelet-ca-file", "", "from-dir mode: file served as /etc/kubernetes/kubelet-ca.crt (optional)")
 	fl.StringVar(&f.osImageURL, "os-image-url", "", "from-dir mode: OS image for pools whose MachineConfigs set none")
@@ -113,23 +121,34 @@ func serverSource(f serverFlags, log *slog.Logger) (server.Source, error) {
 	case f.bootstrapDir != "" && f.fromDir != "":
 		return nil, errors.New("--bootstrap-dir and --from-dir are different modes; give one")
 	case f.bootstrapDir != "":
-		opts := server.BootstrapOptions{Dir: f.bootstrapDir, KubeconfigFile: f.bootstrapKubeconfig, TokensFile: f.tokensFile}
+		opts := server.BootstrapOptions{Dir: f.bootstrapDir, KubeconfigFile: f.bootstrapKubeconfig, TokensFile: f.tokensFile, PullSecretFile: f.pullSecretFile}
 		return func(ctx context.Context, s *server.Store) error { return server.RunBootstrap(ctx, s, opts, log) }, nil
 	case f.fromDir != "":
 		opts := server.FromDirOptions{
 			Dir: f.fromDir, KubeconfigFile: f.bootstrapKubeconfig, KubeletCAFile: f.kubeletCAFile, TokensFile: f.tokensFile,
-			Defaults: render.Defaults{OSImageURL: f.osImageURL, BaseOSExtensionsContainerImage: f.extensionsImage},
+			PullSecretFile: f.pullSecretFile,
+			Defaults:       render.Defaults{OSImageURL: f.osImageURL, BaseOSExtensionsContainerImage: f.extensionsImage},
 		}
 		return func(ctx context.Context, s *server.Store) error { return server.RunFromDir(ctx, s, opts, log) }, nil
 	}
 	if f.tokensFile != "" {
 		return nil, errors.New("--tokens-file is for the standalone modes; in cluster mode tokens come from Secrets <pool>-mcs-token")
 	}
+	if f.pullSecretFile != "" {
+		return nil, errors.New("--pull-secret-file is for the standalone modes; in cluster mode the pull secret is the Secret --pull-secret names")
+	}
+	psNamespace, psName, err := server.ParsePullSecretRef(f.pullSecret)
+	if err != nil {
+		return nil, fmt.Errorf("--pull-secret: %w", err)
+	}
 	cfg, err := clientconfig.Load(f.kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	opts := server.ClusterOptions{Namespace: f.namespace, APIServerURL: f.apiServerURL, BootstrapTokenSecret: f.bootstrapTokenSecret}
+	opts := server.ClusterOptions{
+		Namespace: f.namespace, APIServerURL: f.apiServerURL, BootstrapTokenSecret: f.bootstrapTokenSecret,
+		PullSecret: types.NamespacedName{Namespace: psNamespace, Name: psName},
+	}
 	return func(ctx context.Context, s *server.Store) error { return server.RunCluster(ctx, cfg, s, opts, log) }, nil
 }
 

@@ -30,6 +30,9 @@ func TestServerModeFlags(t *testing.T) {
 	}{
 		{"two modes", serverFlags{bootstrapDir: "a", fromDir: "b"}, "different modes"},
 		{"tokens file in cluster mode", serverFlags{tokensFile: "t", kubeconfig: "k"}, "--tokens-file"},
+		{"pull secret file in cluster mode", serverFlags{pullSecretFile: "p", kubeconfig: "k"}, "--pull-secret-file"},
+		{"pull secret without namespace", serverFlags{pullSecret: "pull-secret", kubeconfig: "k"}, "<namespace>/<name>"},
+		{"bootstrap with a pull secret file", serverFlags{bootstrapDir: "a", pullSecretFile: "p"}, ""},
 		{"bootstrap", serverFlags{bootstrapDir: "a"}, ""},
 		{"from-dir", serverFlags{fromDir: "a"}, ""},
 	}
