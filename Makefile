@@ -16,8 +16,9 @@ all: build
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-build: ## build bin/mco
+build: ## build bin/mco, and bin/mco-node (the node build: agent, first boot, kubelet stand-in)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mco ./cmd/mco
+	CGO_ENABLED=0 $(GO) build -trimpath -tags nodeagent -ldflags '$(LDFLAGS)' -o bin/mco-node ./cmd/mco
 
 tools: ## build kube-apiserver, etcd, kubectl, ignition into bin/tools (only when pins change)
 	@hack/tools/ensure.sh

@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/daemon"
@@ -43,7 +42,7 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 			if err := serveMetrics(metricsAddr, reg); err != nil {
 				return err
 			}
-			return daemon.Run(ctrl.SetupSignalHandler(), cfg, opts)
+			return daemon.Run(signalContext(), cfg, opts)
 		},
 	}
 	f := cmd.Flags()

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -35,12 +39,20 @@ serves it to new machines as Ignition, and rolls it onto existing nodes safely.`
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand())
-	root.AddCommand(newRenderCommand(), newValidateCommand())
-	root.AddCommand(newServerCommand())
-	root.AddCommand(newControllerCommand())
-	root.AddCommand(newDaemonCommand())
-	root.AddCommand(newDevCommand())
-	root.AddCommand(newStatusCommand(), newRolloutCommand())
+	addCommands(root)
 	return root
+}
+
+// signalContext ends on SIGTERM or SIGINT; a second signal exits at once.
+func signalContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-ch
+		cancel()
+		<-ch
+		os.Exit(1)
+	}()
+	return ctx
 }

@@ -1,3 +1,5 @@
+//go:build !nodeagent
+
 package main
 
 import (
@@ -11,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mco-dev/mco/internal/clientconfig"
+	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/statusview"
 )
 
@@ -22,7 +24,7 @@ func newStatusCommand() *cobra.Command {
 		Short: "Show pools (target, counts, conditions) and nodes (pool, configs, state, phase)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, _, err := clientconfig.NewClient(kubeconfig)
+			c, _, err := scheme.NewClient(kubeconfig)
 			if err != nil {
 				return err
 			}
@@ -56,7 +58,7 @@ target, 1 when it is Degraded, 2 when --timeout passes first.`,
 			if !ok || pool == "" {
 				return fmt.Errorf("want mcp/POOL, got %q", args[0])
 			}
-			c, _, err := clientconfig.NewClient(kubeconfig)
+			c, _, err := scheme.NewClient(kubeconfig)
 			if err != nil {
 				return err
 			}

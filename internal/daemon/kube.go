@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -41,7 +40,9 @@ type cluster struct {
 }
 
 func newCluster(cfg *rest.Config, nodeName string, onChange func()) (*cluster, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
+	// Only the core client: the whole clientset links every API group's client, which the
+	// node build of mco does not need and would page in.
+	cs, err := typedcorev1.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -53,11 +54,11 @@ func newCluster(cfg *rest.Config, nodeName string, onChange func()) (*cluster, e
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = selector
-			return cs.CoreV1().Nodes().List(ctx, o)
+			return cs.Nodes().List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = selector
-			return cs.CoreV1().Nodes().Watch(ctx, o)
+			return cs.Nodes().Watch(ctx, o)
 		},
 	}
 	inf := cache.NewSharedIndexInformer(lw, &corev1.Node{}, 0, cache.Indexers{})
@@ -66,7 +67,7 @@ func newCluster(cfg *rest.Config, nodeName string, onChange func()) (*cluster, e
 		UpdateFunc: func(any, any) { onChange() },
 	})
 	broadcaster := record.NewBroadcaster()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.Events("")})
 	return &cluster{
 		nodeName: nodeName, client: c, store: inf.GetStore(), informer: inf,
 		recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "machineconfigdaemon", Host: nodeName}),

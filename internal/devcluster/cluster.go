@@ -16,9 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/machine"
 	"github.com/mco-dev/mco/internal/rollout"
+	"github.com/mco-dev/mco/internal/scheme"
 )
 
 // Options for Up.
@@ -78,7 +78,7 @@ func Up(ctx context.Context, opts Options) error {
 	if err := writeKubeconfig(kubeconfig, apiURL, certs); err != nil {
 		return err
 	}
-	c, _, err := clientconfig.NewClient(kubeconfig)
+	c, _, err := scheme.NewClient(kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	c, _, err := clientconfig.NewClient(filepath.Join(dir, "kubeconfig"))
+	c, _, err := scheme.NewClient(filepath.Join(dir, "kubeconfig"))
 	if err != nil {
 		return "", err
 	}

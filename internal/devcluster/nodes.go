@@ -20,6 +20,16 @@ const MachineLabel = "mco.dev/machine"
 // BootImage is the OS image every dev machine first boots: the host's OS plus the mco binary.
 const BootImage = "mco-dev.local/os:1"
 
+// NodeBinary is the node build of mco beside mco (bin/mco-node: agent, first boot, kubelet
+// stand-in), which the dev OS image carries.
+func NodeBinary(mco string) (string, error) {
+	node := filepath.Join(filepath.Dir(mco), "mco-node")
+	if _, err := os.Stat(node); err != nil {
+		return "", fmt.Errorf("the node build of mco is missing (%w): run `make build`", err)
+	}
+	return node, nil
+}
+
 // MachineDir is the directory of the dev machine name.
 func MachineDir(dir, name string) string { return filepath.Join(dir, "machines", name) }
 
@@ -34,7 +44,11 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 	if _, err := os.Stat(mdir); err == nil {
 		return fmt.Errorf("machine %s already exists at %s", name, mdir)
 	}
-	if err := machine.BuildImage(ImagesDir(dir), BootImage, mco, nil); err != nil {
+	node, err := NodeBinary(mco)
+	if err != nil {
+		return err
+	}
+	if err := machine.BuildImage(ImagesDir(dir), BootImage, node, nil); err != nil {
 		return fmt.Errorf("building the dev OS image: %w", err)
 	}
 	pointer, err := waitPointer(ctx, c, pool)

@@ -15,7 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 )
 
@@ -33,11 +33,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := typedcorev1.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	nodes := cs.CoreV1().Nodes()
+	nodes := cs.Nodes()
 	if err := retry(ctx, opts.Log, "registering node", func() error { return register(ctx, nodes, opts) }); err != nil {
 		return err
 	}

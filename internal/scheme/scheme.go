@@ -10,6 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/clientconfig"
 )
 
 // Scheme knows every type mco reads or writes.
@@ -24,4 +28,15 @@ func New() *runtime.Scheme {
 	utilruntime.Must(operatorv1.Install(s))
 	utilruntime.Must(machinev1beta1.Install(s))
 	return s
+}
+
+// NewClient loads kubeconfig as every command does (clientconfig.Load) and returns a
+// controller-runtime client that knows mco's types.
+func NewClient(kubeconfig string) (client.Client, *rest.Config, error) {
+	cfg, err := clientconfig.Load(kubeconfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: Scheme})
+	return c, cfg, err
 }

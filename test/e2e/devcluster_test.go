@@ -12,11 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/devcluster"
 	"github.com/mco-dev/mco/internal/machine"
 	"github.com/mco-dev/mco/internal/manifest"
 	"github.com/mco-dev/mco/internal/poolcondition"
+	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
@@ -51,7 +51,7 @@ func startCluster(t *testing.T, ctx context.Context, nodes int) (*cluster, *unav
 	if err := devcluster.Up(ctx, devcluster.Options{Dir: dir, Nodes: nodes, NodePools: []string{"worker"}, ToolsDir: testenv.ToolsDir(), MCO: mco}); err != nil {
 		t.Fatalf("mco dev up: %v", err)
 	}
-	c, cfg, err := clientconfig.NewClient(filepath.Join(dir, "kubeconfig"))
+	c, cfg, err := scheme.NewClient(filepath.Join(dir, "kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}

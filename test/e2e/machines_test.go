@@ -81,7 +81,11 @@ func TestRealMachines(t *testing.T) {
 	})
 
 	t.Run("an OS image change rebases each machine, which boots the new image", func(t *testing.T) {
-		if err := machine.BuildImage(devcluster.ImagesDir(cl.dir), newImage, testenv.RequireMCO(t), nil); err != nil {
+		node, err := devcluster.NodeBinary(testenv.RequireMCO(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := machine.BuildImage(devcluster.ImagesDir(cl.dir), newImage, node, nil); err != nil {
 			t.Fatal(err)
 		}
 		watcher.reset()

@@ -1,0 +1,16 @@
+//go:build !nodeagent
+
+package main
+
+import "github.com/spf13/cobra"
+
+// addCommands adds every command: this is the full mco.
+func addCommands(root *cobra.Command) {
+	root.AddCommand(newVersionCommand())
+	root.AddCommand(newRenderCommand(), newValidateCommand())
+	root.AddCommand(newServerCommand())
+	root.AddCommand(newControllerCommand())
+	root.AddCommand(newDaemonCommand())
+	root.AddCommand(newDevCommand())
+	root.AddCommand(newStatusCommand(), newRolloutCommand())
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mco-dev/mco/internal/clientconfig"
+	"github.com/mco-dev/mco/internal/kubeletstandin"
+	"github.com/mco-dev/mco/internal/machine"
+)
+
+// newKubeletStandinCommand is the dev machines' stand-in for the kubelet.
+func newKubeletStandinCommand() *cobra.Command {
+	var kubeconfig, metadata string
+	opts := kubeletstandin.Options{}
+	cmd := &cobra.Command{
+		Use:   "kubelet-standin",
+		Short: "Dev machines only: a stand-in for the kubelet that registers the Node and reports it Ready while the machine runs",
+		Long: `Not a kubelet: it runs no pods. On a dev machine it registers the machine's Node with the
+labels in the platform metadata (--metadata), reports it Ready, and reports it NotReady when
+the machine shuts down (as the kubelet's graceful node shutdown does).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			data, err := os.ReadFile(metadata)
+			if err != nil {
+				return err
+			}
+			var meta machine.Metadata
+			if err := json.Unmarshal(data, &meta); err != nil {
+				return fmt.Errorf("%s: %w", metadata, err)
+			}
+			if opts.NodeName == "" {
+				opts.NodeName = meta.Name
+			}
+			opts.Labels = meta.Labels
+			cfg, err := clientconfig.Load(kubeconfig)
+			if err != nil {
+				return err
+			}
+			return kubeletstandin.Run(signalContext(), cfg, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "/etc/kubernetes/kubeconfig", "kubeconfig (the one the served config carries)")
+	f.StringVar(&metadata, "metadata", machine.MetadataPath, "platform metadata: node name and labels")
+	f.StringVar(&opts.NodeName, "node", "", "Node name (default: from the metadata)")
+	f.DurationVar(&opts.Heartbeat, "heartbeat", 0, "re-post Ready this often (0: once per boot; nothing in a dev cluster reads heartbeats)")
+	return cmd
+}
