@@ -24,6 +24,7 @@ import (
 const (
 	mcoNS    = "openshift-machine-config-operator"
 	mapiNS   = "openshift-machine-api"
+	ocNS     = "openshift-config"
 	image    = "ghcr.io/mco-dev/mco"
 	rootfs   = "/rootfs"
 	tlsMount = "/etc/mcs/tls"
@@ -64,6 +65,7 @@ func TestInstallsEveryCRDAndPool(t *testing.T) {
 	}
 	find(t, "Namespace", "", mcoNS)
 	find(t, "Namespace", "", mapiNS)
+	find(t, "Namespace", "", ocNS)
 	find(t, "MachineConfiguration", "", "cluster")
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +19,9 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -90,13 +93,22 @@ func parseRequest(component string, req *http.Request) (observedCall, bool) {
 	if len(parts) > 1 {
 		c.name = parts[1]
 	}
+	// As the API server does: a list or watch of one name (field selector metadata.name=<name>)
+	// is checked against rules naming it.
+	if c.name == "" && req.Method == http.MethodGet {
+		if sel, err := fields.ParseSelector(req.URL.Query().Get("fieldSelector")); err == nil {
+			if name, ok := sel.RequiresExactMatch("metadata.name"); ok {
+				c.name = name
+			}
+		}
+	}
 	if len(parts) > 2 {
 		c.subresource = parts[2]
 	}
 	switch req.Method {
 	case http.MethodGet:
 		c.verb = "get"
-		if c.name == "" {
+		if len(parts) == 1 {
 			c.verb = "list"
 			if w := req.URL.Query().Get("watch"); w == "true" || w == "1" {
 				c.verb = "watch"
@@ -169,12 +181,15 @@ func TestObservedCallsAreListed(t *testing.T) {
 	recs := map[string]*recorder{controller: {component: controller}, server: {component: server}, daemon: {component: daemon}}
 	base := e.Config
 
-	// What an installer leaves: the server's CA bundle and the worker pool's token.
+	// What an installer leaves: the server's CA bundle and the worker pool's token; OpenShift's
+	// pull secret.
 	ca := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: mcoNS, Name: "machine-config-server-ca"},
 		Data: map[string]string{"ca-bundle.crt": string(testenv.NewServingCA(t, t.TempDir()).CAPEM)}}
 	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: mcoNS, Name: protocol.ServerTokenSecretName("worker")},
 		Data: map[string][]byte{protocol.ServerTokenKey: []byte("observed-test-token")}}
-	for _, obj := range []client.Object{ca, token, machineConfig("00-worker", "")} {
+	pullSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ocNS, Name: "pull-secret"},
+		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}}
+	for _, obj := range []client.Object{ca, token, pullSecret, machineConfig("00-worker", "")} {
 		if err := admin.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +225,8 @@ func TestObservedCallsAreListed(t *testing.T) {
 
 	store := mcs.NewStore(time.Hour)
 	defer run("server", func(ctx context.Context) error {
-		return mcs.RunCluster(ctx, configAs(base, server, recs[server]), store, mcs.ClusterOptions{Namespace: mcoNS}, log)
+		opts := mcs.ClusterOptions{Namespace: mcoNS, PullSecret: types.NamespacedName{Namespace: ocNS, Name: "pull-secret"}}
+		return mcs.RunCluster(ctx, configAs(base, server, recs[server]), store, opts, log)
 	})()
 
 	first := waitForTarget(ctx, t, admin, "")
@@ -301,6 +317,15 @@ func TestObservedCallsAreListed(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("no worker-user-data-managed Secret or the server does not serve worker: %v", err)
+	}
+	// The server read the pull secret under its RBAC and serves it.
+	req := httptest.NewRequest(http.MethodGet, "/config/worker", nil)
+	req.Header.Set("Authorization", "Bearer observed-test-token")
+	req.Header.Set("Accept", "application/vnd.coreos.ignition+json;version=3.4.0")
+	served := httptest.NewRecorder()
+	mcs.NewHandler(store, nil, log).ServeHTTP(served, req)
+	if served.Code != http.StatusOK || !strings.Contains(served.Body.String(), mcs.PullSecretPath) {
+		t.Errorf("served worker config (%d) lacks %s", served.Code, mcs.PullSecretPath)
 	}
 	time.Sleep(time.Second) // let the event broadcasters flush
 	cancel()

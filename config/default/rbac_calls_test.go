@@ -17,6 +17,8 @@ package install
 //   - kubectl's drain helper lists pods and gets DaemonSets;
 //   - setting blockOwnerDeletion in an ownerReference needs update on the owner's finalizers
 //     where OwnerReferencesPermissionEnforcement admission runs (OpenShift).
+//   - an informer limited by a metadata.name field selector lists and watches with that name
+//     as far as RBAC is concerned, so its row names the object and its rule has resourceNames.
 // Namespace "" is a cluster-scoped resource, or a namespaced one in every namespace.
 
 const (
@@ -114,6 +116,8 @@ var apiCalls = []apiCall{
 	{server, "watch", "", "secrets", "", mcoNS, "", "informer in --namespace"},
 	{server, "list", "", "configmaps", "", mcoNS, "", "kubeconfig-data (informer in --namespace)"},
 	{server, "watch", "", "configmaps", "", mcoNS, "", "informer in --namespace"},
+	{server, "list", "", "secrets", "", ocNS, "pull-secret", "pull secret (informer on metadata.name=pull-secret, --pull-secret)"},
+	{server, "watch", "", "secrets", "", ocNS, "pull-secret", "pull secret informer"},
 
 	// mco daemon (internal/daemon/kube.go)
 	{daemon, "list", "", "nodes", "", "", "", "newCluster: informer on metadata.name=<node>"},
@@ -151,6 +155,9 @@ var forbidden = []apiCall{
 	{component: server, verb: "delete", resource: "configmaps", namespace: mcoNS},
 	{component: server, verb: "get", resource: "secrets", namespace: "kube-system"},
 	{component: server, verb: "list", resource: "secrets"},
+	{component: server, verb: "list", resource: "secrets", namespace: ocNS},
+	{component: server, verb: "get", resource: "secrets", namespace: ocNS, name: "pull-secret"},
+	{component: server, verb: "watch", resource: "secrets", namespace: ocNS, name: "etcd-client"},
 	{component: server, verb: "create", resource: "events", namespace: "default"},
 	{component: server, verb: "patch", resource: "nodes"},
 	{component: server, verb: "list", resource: "nodes"},
