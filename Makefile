@@ -28,6 +28,7 @@ crds: ## copy CRD manifests from the pinned github.com/openshift/api into config
 
 vet: ## go vet and gofmt check
 	$(GO) vet ./...
+	$(GO) vet -tags nodeagent ./cmd/mco
 	@files=$$(gofmt -l $(GO_DIRS)); test -z "$$files" || { echo "gofmt needed: $$files"; exit 1; }
 
 fmt:
