@@ -1,6 +1,8 @@
 package devcluster
 
 import (
+	"github.com/mco-dev/mco/internal/machine"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,23 +82,7 @@ func (s *State) start(dir, name, bin string, args ...string) error {
 }
 
 // Alive reports whether pid still runs (and is not a zombie).
-func Alive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return err != nil || !isZombie(stat)
-}
-
-func isZombie(stat []byte) bool {
-	// The state follows the parenthesised command name: "pid (comm) S ...".
-	for i := len(stat) - 1; i > 0; i-- {
-		if stat[i] == ')' && i+2 < len(stat) {
-			return stat[i+2] == 'Z'
-		}
-	}
-	return false
-}
+func Alive(pid int) bool { return machine.Alive(pid) }
 
 // stop ends one process: SIGTERM, then SIGKILL after grace.
 func stop(p Process, grace time.Duration) error {

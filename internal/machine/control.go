@@ -83,13 +83,13 @@ func Stop(dir string, grace time.Duration) error {
 	if err != nil {
 		return nil // never booted
 	}
-	if alive(st.SupervisorPID) {
+	if Alive(st.SupervisorPID) {
 		_ = syscall.Kill(st.SupervisorPID, syscall.SIGTERM)
 		deadline := time.Now().Add(grace)
-		for alive(st.SupervisorPID) && time.Now().Before(deadline) {
+		for Alive(st.SupervisorPID) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if alive(st.SupervisorPID) {
+		if Alive(st.SupervisorPID) {
 			_ = syscall.Kill(st.SupervisorPID, syscall.SIGKILL)
 		}
 	}
@@ -99,7 +99,7 @@ func Stop(dir string, grace time.Duration) error {
 // killOrphan kills the init the status names if it still runs and is a machine's init (PID 1 of
 // its own namespace), not a recycled PID.
 func killOrphan(st Status) error {
-	if st.InitPID == 0 || !alive(st.InitPID) {
+	if st.InitPID == 0 || !Alive(st.InitPID) {
 		return nil
 	}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.InitPID))
@@ -111,7 +111,7 @@ func killOrphan(st Status) error {
 			if err := syscall.Kill(st.InitPID, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
 				return err
 			}
-			for i := 0; i < 100 && alive(st.InitPID); i++ {
+			for i := 0; i < 100 && Alive(st.InitPID); i++ {
 				time.Sleep(20 * time.Millisecond)
 			}
 		}
@@ -119,7 +119,8 @@ func killOrphan(st Status) error {
 	return nil
 }
 
-func alive(pid int) bool {
+// Alive reports whether pid still runs (and is not a zombie).
+func Alive(pid int) bool {
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
 		return false
 	}

@@ -2,7 +2,6 @@ package osimage
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -112,13 +111,5 @@ type bootcEntry struct {
 }
 
 func (b *Bootc) status(ctx context.Context) (*bootcHost, error) {
-	out, err := b.cmd.output(ctx, "bootc", "status", "--json")
-	if err != nil {
-		return nil, err
-	}
-	var h bootcHost
-	if err := json.Unmarshal(jsonOf(out), &h); err != nil {
-		return nil, fmt.Errorf("parsing bootc status --json: %w", err)
-	}
-	return &h, nil
+	return statusJSON[bootcHost](ctx, b.cmd, "bootc")
 }

@@ -256,15 +256,20 @@ func (s *rpmOSTreeStatus) booted() *rpmOSTreeDeployment {
 }
 
 func (r *RPMOSTree) status(ctx context.Context) (*rpmOSTreeStatus, error) {
-	out, err := r.cmd.output(ctx, "rpm-ostree", "status", "--json")
+	return statusJSON[rpmOSTreeStatus](ctx, r.cmd, "rpm-ostree")
+}
+
+// statusJSON runs `<tool> status --json` and decodes what it prints.
+func statusJSON[T any](ctx context.Context, cmd runner, tool string) (*T, error) {
+	out, err := cmd.output(ctx, tool, "status", "--json")
 	if err != nil {
 		return nil, err
 	}
-	var s rpmOSTreeStatus
-	if err := json.Unmarshal(jsonOf(out), &s); err != nil {
-		return nil, fmt.Errorf("parsing rpm-ostree status --json: %w", err)
+	var v T
+	if err := json.Unmarshal(jsonOf(out), &v); err != nil {
+		return nil, fmt.Errorf("parsing %s status --json: %w", tool, err)
 	}
-	return &s, nil
+	return &v, nil
 }
 
 // imageOfOSTreeRef is the container image of an ostree image reference, without its signature
