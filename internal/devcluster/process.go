@@ -1,8 +1,6 @@
 package devcluster
 
 import (
-	"github.com/mco-dev/mco/internal/machine"
-
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/mco-dev/mco/internal/machine"
 )
 
 // State is what DIR/state.json records: every process started, and the cluster's addresses.
