@@ -71,7 +71,9 @@ func RunCluster(ctx context.Context, cfg *rest.Config, store *Store, opts Cluste
 	secrets := cache.ByObject{Namespaces: map[string]cache.Config{opts.Namespace: {}}}
 	if ps := opts.PullSecret; ps.Name != "" && ps.Namespace != opts.Namespace {
 		// One more namespace for Secrets, and in it only the pull secret: the server must not
-		// hold, or be allowed to read, the rest of openshift-config's Secrets.
+		// hold, or be allowed to read, the rest of that namespace's Secrets (openshift-config
+		// also holds identity-provider and etcd credentials). Without that RBAC the cache never
+		// syncs and nothing is served, as for any informer the server lacks rights for.
 		secrets.Namespaces[ps.Namespace] = cache.Config{FieldSelector: fields.OneTermEqualSelector("metadata.name", ps.Name)}
 	}
 	c, err := cache.New(cfg, cache.Options{
