@@ -65,6 +65,14 @@ func install(ctx context.Context, c client.Client, certs pki, nodeToken string, 
 	objects := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ServerNamespace}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: MachineAPINamespace}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-config"}},
+		// The cluster's pull secret, which the server hands new machines for pulling their OS
+		// image (the dev registry needs none; the file shows the path works).
+		&corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "openshift-config", Name: "pull-secret"},
+			Type:       corev1.SecretTypeDockerConfigJson,
+			Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"mco-dev.local":{"auth":"ZGV2OmRldg=="}}}`)},
+		},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ServerNamespace, Name: ServerCAConfigMap}, Data: map[string]string{"ca-bundle.crt": string(caPEM)}},
 		machineConfiguration(),
 		// Dev machines' stand-in kubelet and agent share one credential, the token the server

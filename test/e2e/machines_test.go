@@ -187,6 +187,9 @@ func TestRealMachines(t *testing.T) {
 		if got := cl.inMachine(t, ctx, name, "cat", machine.ImageRefPath); got != newImage {
 			t.Errorf("%s pivoted to image %q before its kubelet started, want %q", name, got, newImage)
 		}
+		if got := cl.inMachine(t, ctx, name, "stat", "-c", "%a %U", "/var/lib/kubelet/config.json"); got != "600 root" {
+			t.Errorf("%s: the pull secret the first boot pulls with is %q, want mode 600 owned by root", name, got)
+		}
 		if got := cl.inMachine(t, ctx, name, "systemctl", "is-active", "hello-mco.service"); got != "active" {
 			t.Errorf("%s: hello-mco.service is %s", name, got)
 		}
