@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -65,6 +66,9 @@ func Supervise(ctx context.Context, c Config) error {
 		}
 		ended, err := c.bootOnce(ctx, &st)
 		st.LastExit = ended
+		if cur, rerr := ReadStatus(c.Dir); rerr == nil && cur.InitPID == st.InitPID {
+			st.Image, st.Cmdline = cur.Image, cur.Cmdline // as fillBootFacts recorded them
+		}
 		if err != nil || ctx.Err() != nil || ended == "poweroff" {
 			st.State, st.InitPID, st.Since = Off, 0, time.Now()
 			_ = c.writeStatus(st)
@@ -141,12 +145,14 @@ func (c Config) fillBootFacts(ctx context.Context, initPID int) {
 		image, err1 := os.ReadFile("/proc/" + strconv.Itoa(initPID) + "/root/run/mco-dev/booted-image")
 		cmdline, err2 := os.ReadFile("/proc/" + strconv.Itoa(initPID) + "/root/proc/cmdline")
 		if err1 == nil && err2 == nil && len(image) > 0 {
+			statusMu.Lock()
+			defer statusMu.Unlock()
 			st, err := ReadStatus(c.Dir)
 			if err != nil || st.InitPID != initPID {
 				return
 			}
 			st.Image, st.Cmdline = trim(string(image)), trim(string(cmdline))
-			_ = c.writeStatus(st)
+			_ = c.writeStatusLocked(st)
 			return
 		}
 		select {
@@ -196,7 +202,17 @@ func (c Config) prepare() error {
 	return os.Rename(tmp, c.path(diskFile))
 }
 
+// statusMu orders the supervisor's status writes: the boot loop's and fillBootFacts' (a
+// read-modify-write that must not undo a newer state).
+var statusMu sync.Mutex
+
 func (c Config) writeStatus(st Status) error {
+	statusMu.Lock()
+	defer statusMu.Unlock()
+	return c.writeStatusLocked(st)
+}
+
+func (c Config) writeStatusLocked(st Status) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err

@@ -13,8 +13,8 @@ import (
 
 // Manager is everything the agent asks of systemd.
 type Manager interface {
-	// Enable, Disable and Preset edit the enablement symlinks under the root; they work
-	// without a running systemd (systemctl --root).
+	// Enable, Disable and Preset edit the enablement symlinks under the root: through the
+	// running systemd when the root is "/", offline (systemctl --root) otherwise.
 	Enable(ctx context.Context, units ...string) error
 	Disable(ctx context.Context, units ...string) error
 	Preset(ctx context.Context, units ...string) error
@@ -52,7 +52,7 @@ func (s *Systemctl) offline(ctx context.Context, verb string, units []string) er
 	if len(units) == 0 {
 		return nil
 	}
-	args := append([]string{"--root=" + s.Root, verb, "--"}, units...)
+	args := append(s.rootArgs(verb, "--"), units...)
 	if out, err := s.Run(ctx, "systemctl", args...); err != nil {
 		return fmt.Errorf("systemctl %s %s: %w: %s", verb, strings.Join(units, " "), err, strings.TrimSpace(string(out)))
 	}
@@ -74,7 +74,7 @@ func (s *Systemctl) Preset(ctx context.Context, units ...string) error {
 // IsEnabled treats "enabled", "enabled-runtime", "alias", "static" and "indirect" as enabled
 // only for the first two; systemctl's exit code alone cannot tell "disabled" from an error.
 func (s *Systemctl) IsEnabled(ctx context.Context, unit string) (bool, error) {
-	out, err := s.Run(ctx, "systemctl", "--root="+s.Root, "is-enabled", "--", unit)
+	out, err := s.Run(ctx, "systemctl", append(s.rootArgs("is-enabled", "--"), unit)...)
 	state := strings.TrimSpace(string(out))
 	switch state {
 	case "enabled", "enabled-runtime":
@@ -86,6 +86,16 @@ func (s *Systemctl) IsEnabled(ctx context.Context, unit string) (bool, error) {
 		return false, fmt.Errorf("systemctl is-enabled %s: %w: %s", unit, err, state)
 	}
 	return false, nil
+}
+
+// rootArgs addresses the node's unit files: an agent on the host itself ("/") asks the running
+// systemd, which edits the links and reloads its own view of them; an agent with the host's root
+// mounted elsewhere (a pod, --root /rootfs) edits the links offline.
+func (s *Systemctl) rootArgs(args ...string) []string {
+	if s.Root == "" || path.Clean(s.Root) == "/" {
+		return args
+	}
+	return append([]string{"--root=" + s.Root}, args...)
 }
 
 // live runs systemctl against the node's running systemd.
