@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 
@@ -72,6 +73,25 @@ func newDevExecCommand(dir *string) *cobra.Command {
 				os.Exit(exit.ExitCode())
 			}
 			return err
+		},
+	}
+}
+
+// newDevPowerLossCommand cuts a dev machine's power: its init is killed, as a host losing power
+// stops mid-write; its supervisor boots it again.
+func newDevPowerLossCommand(dir *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "power-loss NODE",
+		Short: "Cut a dev machine's power (kill its init); it boots again from its disk",
+		Example: `  mco dev power-loss worker-1
+  mco dev status      # worker-1: boots +1, last exit "power loss"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := machine.PowerLoss(devcluster.MachineDir(*dir, args[0])); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s lost power; its supervisor boots it again\n", args[0])
+			return nil
 		},
 	}
 }
