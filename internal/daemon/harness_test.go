@@ -127,7 +127,13 @@ func provision(t testing.TB, root string, mc *mcfgv1.MachineConfig) {
 
 func createNode(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{protocol.WorkerRoleLabel: ""}}}
+	createReadyNode(t, ctx, name, map[string]string{protocol.WorkerRoleLabel: ""})
+}
+
+// createReadyNode registers a Ready Node, as a kubelet would, removed when the test ends.
+func createReadyNode(t testing.TB, ctx context.Context, name string, labels map[string]string) {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := env.Client.Create(ctx, n); err != nil {
 		t.Fatal(err)
 	}

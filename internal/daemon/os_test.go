@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/daemon"
@@ -20,19 +20,24 @@ import (
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
+// onPackageHost creates the configs (in no pool), a root provisioned into the first, a bare
+// Node name and a package-based host booted with cmdline, for the agent to start on.
+func onPackageHost(t *testing.T, ctx context.Context, name, cmdline string, mcs ...*mcfgv1.MachineConfig) (string, *packageHost) {
+	t.Helper()
+	for _, mc := range mcs {
+		mc.SetLabels(nil)
+		create(t, ctx, mc)
+	}
+	root := newRoot(t)
+	provision(t, root, mcs[0])
+	createBareNode(t, ctx, name)
+	return root, newPackageHost(t, root, cmdline)
+}
+
 // createBareNode is a Ready Node in no pool: the test moves it by setting desiredConfig itself.
 func createBareNode(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := env.Client.Create(ctx, n); err != nil {
-		t.Fatal(err)
-	}
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
-		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(), Reason: "KubeletReady"}}
-	if err := env.Client.Status().Update(ctx, n); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), n) })
+	createReadyNode(t, ctx, name, nil)
 }
 
 func annotate(t testing.TB, ctx context.Context, name string, kv map[string]string) {
@@ -110,14 +115,7 @@ func TestUnsupportedOSChangeIsRefused(t *testing.T) {
 	r0 := machineConfig("rendered-os-refuse-0", map[string]string{"/etc/os-test.conf": "zero"})
 	r1 := machineConfig("rendered-os-refuse-1", map[string]string{"/etc/os-test.conf": "one", "/etc/os-new.conf": "new"})
 	r1.Spec.KernelType = "realtime"
-	for _, mc := range []client.Object{r0, r1} {
-		mc.SetLabels(nil)
-		create(t, ctx, mc)
-	}
-	root := newRoot(t)
-	provision(t, root, r0)
-	createBareNode(t, ctx, "os-refuse")
-	host := newPackageHost(t, root, "BOOT_IMAGE=/vmlinuz ro quiet")
+	root, host := onPackageHost(t, ctx, "os-refuse", "BOOT_IMAGE=/vmlinuz ro quiet", r0, r1)
 	ag := startAgentWith(t, "os-refuse", root, host.configure, nil)
 	awaitNode(t, ctx, "os-refuse", "Done in "+r0.Name, doneIn(r0.Name))
 
@@ -161,14 +159,7 @@ func TestBootedConfigIsVerified(t *testing.T) {
 	r0.Spec.KernelArguments = []string{"quiet"}
 	r1 := machineConfig("rendered-os-verify-1", map[string]string{"/etc/os-verify.conf": "one"})
 	r1.Spec.KernelArguments = []string{"quiet", "audit=1 nosmt"}
-	for _, mc := range []client.Object{r0, r1} {
-		mc.SetLabels(nil)
-		create(t, ctx, mc)
-	}
-	root := newRoot(t)
-	provision(t, root, r0)
-	createBareNode(t, ctx, "os-verify")
-	host := newPackageHost(t, root, "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet")
+	root, host := onPackageHost(t, ctx, "os-verify", "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet", r0, r1)
 	var bootLoaderWorks atomic.Bool
 	ag := startAgentWith(t, "os-verify", root, host.configure, func() {
 		if bootLoaderWorks.Load() {
@@ -233,14 +224,7 @@ func TestConfigNotInEffectIsReportedAndRepairable(t *testing.T) {
 	r0.Spec.KernelType = "realtime"
 	r0.Spec.Extensions = []string{"usbguard"}
 	r1 := machineConfig("rendered-os-repair-1", map[string]string{"/etc/os-repair.conf": "zero"})
-	for _, mc := range []client.Object{r0, r1} {
-		mc.SetLabels(nil)
-		create(t, ctx, mc)
-	}
-	root := newRoot(t)
-	provision(t, root, r0)
-	createBareNode(t, ctx, "os-repair")
-	host := newPackageHost(t, root, "ro quiet")
+	root, host := onPackageHost(t, ctx, "os-repair", "ro quiet", r0, r1)
 	ag := startAgentWith(t, "os-repair", root, host.configure, nil)
 	n := awaitNode(t, ctx, "os-repair", "Degraded: r0 is not in effect", func(a map[string]string) bool {
 		return a[protocol.StateAnnotation] == string(protocol.NodeDegraded)
