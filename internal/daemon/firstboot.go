@@ -107,7 +107,7 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 	}
 	if needed.Empty() {
 		if ms := osimage.Verify(mc.Spec, booted); len(ms) > 0 {
-			return failFirstBoot(root, mc.Name, mismatchError(mc.Name, ms))
+			return failFirstBoot(root, mc.Name, osimage.MismatchError(mc.Name, ms))
 		}
 		opts.Log.Info("first boot: every part of the config is in effect", "config", mc.Name, "backend", opts.OS.Name())
 		return FirstBootDone, markFirstBootDone(root)
@@ -117,7 +117,7 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 		if len(ms) == 0 {
 			ms = []osimage.Mismatch{{Field: "(staged changes)", Want: fmt.Sprintf("%+v", needed), Got: "not in effect"}}
 		}
-		return failFirstBoot(root, mc.Name, fmt.Errorf("still not in effect after the first boot's reboot: %w", mismatchError(mc.Name, ms)))
+		return failFirstBoot(root, mc.Name, fmt.Errorf("still not in effect after the first boot's reboot: %w", osimage.MismatchError(mc.Name, ms)))
 	}
 	if err := opts.OS.Stage(ctx, needed); err != nil {
 		return failFirstBoot(root, mc.Name, fmt.Errorf("staging %s with OS backend %q: %w", mc.Name, opts.OS.Name(), err))
@@ -139,14 +139,6 @@ func readEncapsulated(root *noderoot.Root) (*mcfgv1.MachineConfig, error) {
 		return nil, fmt.Errorf("%s: %w", EncapsulatedConfigPath, err)
 	}
 	return mc, nil
-}
-
-func mismatchError(config string, ms []osimage.Mismatch) error {
-	parts := make([]string, len(ms))
-	for i, m := range ms {
-		parts[i] = m.String()
-	}
-	return fmt.Errorf("booted system does not match %s: %s", config, strings.Join(parts, "; "))
 }
 
 // failFirstBoot records why the machine is not in config: the config's name on the first line

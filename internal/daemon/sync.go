@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
@@ -91,7 +90,7 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootedSystemUnknown", err), err)
 	}
 	if ms := osimage.Verify(specOf(l), booted); len(ms) > 0 {
-		return a.degrade(ctx, protocol.NodeDegraded, "BootedConfigMismatch", bootedMismatch(current, ms))
+		return a.degrade(ctx, protocol.NodeDegraded, "BootedConfigMismatch", osimage.MismatchError(current, ms))
 	}
 	node := a.kube.node()
 	uncordon := protocol.UncordonRequest(current)
@@ -110,13 +109,4 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 		protocol.CurrentConfigAnnotation:    &current,
 		protocol.PostConfigActionAnnotation: nil,
 	})
-}
-
-// bootedMismatch names every field of config the booted system does not have.
-func bootedMismatch(config string, ms []osimage.Mismatch) error {
-	parts := make([]string, len(ms))
-	for i, m := range ms {
-		parts[i] = m.String()
-	}
-	return fmt.Errorf("booted system does not match %s: %s", config, strings.Join(parts, "; "))
 }

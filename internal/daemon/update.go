@@ -61,13 +61,12 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	}
 	diff := plan.DiffParsed(specOf(old), next.mc.Spec, old.ign, next.ign)
 	diff.Force = force
-	// A field the backend cannot apply got past osChange only because the booted system
-	// already has what next wants of it: nothing changes there, nothing to reboot for.
-	b := a.opts.OS
-	diff.OSImageURL = diff.OSImageURL && b.Supports(osimage.FieldOSImageURL)
-	diff.KernelArguments = diff.KernelArguments && b.Supports(osimage.FieldKernelArguments)
-	diff.Extensions = diff.Extensions && b.Supports(osimage.FieldExtensions)
-	diff.KernelType = diff.KernelType && b.Supports(osimage.FieldKernelType)
+	// The plan reboots for what is staged, nothing else: osChange dropped what the booted
+	// system already has.
+	diff.OSImageURL = osChange.OSImageURL != ""
+	diff.KernelArguments = osChange.KernelArgs
+	diff.Extensions = osChange.ExtensionsChanged
+	diff.KernelType = osChange.KernelTypeChanged
 	policies, err := a.kube.policies(ctx)
 	if err != nil {
 		return err
@@ -137,13 +136,8 @@ func (a *Agent) markWorking(ctx context.Context) error {
 func (a *Agent) osChange(ctx context.Context, prev, next mcfgv1.MachineConfigSpec, force bool) (osimage.Change, error) {
 	b := a.opts.OS
 	c := osimage.ChangeBetween(prev, next)
-	unsupported := (c.OSImageURL != "" && !b.Supports(osimage.FieldOSImageURL)) ||
-		(c.KernelArgs && !b.Supports(osimage.FieldKernelArguments)) ||
-		(c.ExtensionsChanged && !b.Supports(osimage.FieldExtensions)) ||
-		(c.KernelTypeChanged && !b.Supports(osimage.FieldKernelType)) ||
-		(next.FIPS && !b.Supports(osimage.FieldFIPS))
-	if !force && !unsupported {
-		return c, osimage.Refuse(b, c, next)
+	if !force && osimage.Refuse(b, c, next) == nil {
+		return c, nil
 	}
 	booted, err := a.bootedSystem(ctx)
 	if err != nil {

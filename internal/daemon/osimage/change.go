@@ -87,32 +87,24 @@ func ChangeBetween(old, new mcfgv1.MachineConfigSpec) Change {
 }
 
 // Needed is what has to be staged to get from what booted to spec (a first boot, or a forced
-// update). It flags exactly what Verify flags, FIPS aside (nothing can stage it):
-//   - kernel arguments, when any of spec's is missing from the booted command line: Old and New
-//     are both all of spec's arguments, so every backend removes any copy already staged and
-//     appends each once (staging twice leaves them once; bootc's per-source set gets them all);
-//   - the image, when spec names one the host did not boot;
-//   - the kernel type, when it differs from the booted one, or the booted one is unknown and
-//     spec wants a non-default kernel;
-//   - extensions (the whole wanted set), when one is not booted or the backend has none.
+// update): one change for each field Verify finds not in effect, FIPS aside (nothing can stage
+// it). Kernel arguments: Old and New are both all of spec's arguments, so every backend removes
+// any copy already staged and appends each once (staging twice leaves them once; bootc's
+// per-source set gets them all). Extensions: the whole wanted set.
 func Needed(spec mcfgv1.MachineConfigSpec, b Booted) Change {
 	c := Change{KernelType: CanonicalKernelType(spec.KernelType)}
-	if spec.OSImageURL != "" && spec.OSImageURL != b.Image {
-		c.OSImageURL = spec.OSImageURL
-	}
-	want := splitArgs(spec.KernelArguments)
-	if b.KernelArgs != nil && len(missingFrom(want, b.KernelArgs)) > 0 {
-		c.KernelArgs = true
-		c.OldKernelArgs, c.NewKernelArgs = want, slices.Clone(want)
-	}
-	if b.KernelType != "" {
-		c.KernelTypeChanged = b.KernelType != c.KernelType
-	} else {
-		c.KernelTypeChanged = c.KernelType != KernelTypeDefault
-	}
-	if len(spec.Extensions) > 0 && (b.Extensions == nil || len(missingFrom(spec.Extensions, b.Extensions)) > 0) {
-		c.ExtensionsChanged = true
-		c.NewExtensions = slices.Clone(spec.Extensions)
+	for _, m := range Verify(spec, b) {
+		switch m.Field {
+		case FieldOSImageURL:
+			c.OSImageURL = spec.OSImageURL
+		case FieldKernelArguments:
+			want := splitArgs(spec.KernelArguments)
+			c.KernelArgs, c.OldKernelArgs, c.NewKernelArgs = true, want, slices.Clone(want)
+		case FieldKernelType:
+			c.KernelTypeChanged = true
+		case FieldExtensions:
+			c.ExtensionsChanged, c.NewExtensions = true, slices.Clone(spec.Extensions)
+		}
 	}
 	return c
 }
@@ -243,6 +235,15 @@ func (m Mismatch) String() string {
 		return fmt.Sprintf("%s: booted none this host's OS backend can tell, config wants %q", m.Field, m.Want)
 	}
 	return fmt.Sprintf("%s: booted %q, config wants %q", m.Field, m.Got, m.Want)
+}
+
+// MismatchError names every field of config the booted system does not have.
+func MismatchError(config string, ms []Mismatch) error {
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		parts[i] = m.String()
+	}
+	return fmt.Errorf("booted system does not match %s: %s", config, strings.Join(parts, "; "))
 }
 
 // Verify compares a config with what booted. Every kernel argument of spec (entries split on
