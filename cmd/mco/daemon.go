@@ -112,14 +112,15 @@ reboot it verifies; a field the backend cannot apply, or a change still not in e
 to /etc/machine-config-daemon/firstboot-failed and the agent reports the node Degraded with it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			result, err := daemon.FirstBoot(cmd.Context(), opts)
+			ctx := signalContext()
+			result, err := daemon.FirstBoot(ctx, opts)
 			switch result {
 			case daemon.FirstBootRebooting:
 				if err != nil {
 					return err
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), "first boot: OS changes staged; rebooting")
-				<-cmd.Context().Done() // the reboot stops this unit
+				<-ctx.Done() // the reboot stops this unit
 				return nil
 			case daemon.FirstBootFailed:
 				// Not a unit failure: the kubelet must still start, so the agent can report why.

@@ -15,14 +15,13 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/daemon/reboot"
 	"github.com/mco-dev/mco/internal/daemon/systemd"
+	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // Files of the first-boot service (seed 004's "service between bootstrap and kubelet").
 const (
-	// EncapsulatedConfigPath is the rendered MachineConfig the server handed the machine, with
-	// an empty Ignition config: OS image, kernel arguments, kernel type, extensions, FIPS.
-	EncapsulatedConfigPath = "/etc/ignition-machine-config-encapsulated.json"
 	// FirstBootDonePath: the first-boot service has finished (successfully or not).
 	FirstBootDonePath = apply.StateDir + "/firstboot-done"
 	// FirstBootFailedPath holds why the first boot could not bring the machine into its config;
@@ -31,17 +30,15 @@ const (
 	// firstBootRebootedPath records the config the first boot rebooted for, so a change that
 	// is still not in effect after that reboot is reported instead of rebooting forever.
 	firstBootRebootedPath = apply.StateDir + "/firstboot-rebooted-for"
-	// PullSecretPath is where the served config puts the cluster's pull secret.
-	PullSecretPath = "/var/lib/kubelet/config.json"
 )
 
 // FirstBootOptions configure FirstBoot; zero values are the real host.
 type FirstBootOptions struct {
 	Root string
 	OS   osimage.Backend
-	// Reboot queues a reboot (default: systemctl reboot).
-	Reboot func(ctx context.Context) error
-	Log    *slog.Logger
+	// Rebooter queues the reboot (default: the agent's, through a transient systemd unit).
+	Rebooter reboot.Rebooter
+	Log      *slog.Logger
 }
 
 // FirstBootResult says what the first boot did.
@@ -81,7 +78,7 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 	if done, _ := root.Exists(FirstBootDonePath); done {
 		return FirstBootNothing, nil
 	}
-	if ok, _ := root.Exists(EncapsulatedConfigPath); !ok {
+	if ok, _ := root.Exists(protocol.EncapsulatedConfigPath); !ok {
 		return FirstBootNothing, markFirstBootDone(root)
 	}
 	mc, err := readEncapsulated(root)
@@ -91,32 +88,27 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 	if opts.OS == nil {
 		opts.OS = osimage.Detect(opts.Root, func(p string) bool { ok, _ := root.Exists(p); return ok }, systemd.ExecRunner)
 	}
-	if opts.Reboot == nil {
-		opts.Reboot = func(ctx context.Context) error {
-			return systemd.RunInRoot(ctx, systemd.ExecRunner, opts.Root, "systemctl", "reboot")
-		}
+	if opts.Rebooter == nil {
+		opts.Rebooter = reboot.Systemd{Root: opts.Root, Run: systemd.ExecRunner}
 	}
 	linkPullSecret(opts.Root)
 	booted, err := opts.OS.Booted(ctx)
 	if err != nil {
 		return failFirstBoot(root, mc.Name, fmt.Errorf("asking OS backend %q what booted: %w", opts.OS.Name(), err))
 	}
+	ms := osimage.Verify(mc.Spec, booted)
+	if len(ms) == 0 {
+		opts.Log.Info("first boot: every part of the config is in effect", "config", mc.Name, "backend", opts.OS.Name())
+		return FirstBootDone, markFirstBootDone(root)
+	}
 	needed := osimage.Needed(mc.Spec, booted)
 	if err := osimage.Refuse(opts.OS, needed, mc.Spec); err != nil {
 		return failFirstBoot(root, mc.Name, fmt.Errorf("%s: %w", mc.Name, err))
 	}
-	if needed.Empty() {
-		if ms := osimage.Verify(mc.Spec, booted); len(ms) > 0 {
-			return failFirstBoot(root, mc.Name, osimage.MismatchError(mc.Name, ms))
-		}
-		opts.Log.Info("first boot: every part of the config is in effect", "config", mc.Name, "backend", opts.OS.Name())
-		return FirstBootDone, markFirstBootDone(root)
+	if needed.Empty() { // FIPS: nothing can stage it
+		return failFirstBoot(root, mc.Name, osimage.MismatchError(mc.Name, ms))
 	}
 	if prev, _ := root.ReadFile(firstBootRebootedPath); strings.TrimSpace(string(prev)) == mc.Name {
-		ms := osimage.Verify(mc.Spec, booted)
-		if len(ms) == 0 {
-			ms = []osimage.Mismatch{{Field: "(staged changes)", Want: fmt.Sprintf("%+v", needed), Got: "not in effect"}}
-		}
 		return failFirstBoot(root, mc.Name, fmt.Errorf("still not in effect after the first boot's reboot: %w", osimage.MismatchError(mc.Name, ms)))
 	}
 	if err := opts.OS.Stage(ctx, needed); err != nil {
@@ -126,17 +118,17 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 		return FirstBootFailed, err
 	}
 	opts.Log.Info("first boot: staged OS changes; rebooting", "config", mc.Name, "backend", opts.OS.Name())
-	return FirstBootRebooting, opts.Reboot(ctx)
+	return FirstBootRebooting, opts.Rebooter.Reboot(ctx, "first boot: OS changes staged for "+mc.Name)
 }
 
 func readEncapsulated(root *noderoot.Root) (*mcfgv1.MachineConfig, error) {
-	data, err := root.ReadFile(EncapsulatedConfigPath)
+	data, err := root.ReadFile(protocol.EncapsulatedConfigPath)
 	if err != nil {
 		return nil, err
 	}
 	mc := &mcfgv1.MachineConfig{}
 	if err := json.Unmarshal(data, mc); err != nil {
-		return nil, fmt.Errorf("%s: %w", EncapsulatedConfigPath, err)
+		return nil, fmt.Errorf("%s: %w", protocol.EncapsulatedConfigPath, err)
 	}
 	return mc, nil
 }
@@ -157,7 +149,7 @@ func markFirstBootDone(root *noderoot.Root) error {
 // linkPullSecret lets rpm-ostree and bootc pull with the cluster's pull secret, which the
 // served config puts where the kubelet reads it (as OpenShift's first boot does).
 func linkPullSecret(root string) {
-	src := filepath.Join(root, PullSecretPath)
+	src := filepath.Join(root, protocol.PullSecretPath)
 	if _, err := os.Stat(src); err != nil {
 		return
 	}
@@ -166,18 +158,20 @@ func linkPullSecret(root string) {
 		return
 	}
 	_ = os.MkdirAll(filepath.Dir(dst), 0o755)
-	_ = os.Symlink(PullSecretPath, dst)
+	_ = os.Symlink(protocol.PullSecretPath, dst)
 }
 
 // firstBootFailure is the recorded first-boot failure if it concerns config (the machine is
-// still in the config it first booted into); "" otherwise.
+// still in the config it first booted into); "" otherwise. The record is written before the
+// agent starts and never changes while it runs, so it is read once per process.
 func (a *Agent) firstBootFailure(config string) string {
-	data, err := a.root.ReadFile(FirstBootFailedPath)
-	if err != nil {
-		return ""
+	if a.s.firstBoot == nil {
+		data, _ := a.root.ReadFile(FirstBootFailedPath)
+		record := string(data)
+		a.s.firstBoot = &record
 	}
-	failed, reason, _ := strings.Cut(string(data), "\n")
-	if failed != "" && failed != config {
+	failed, reason, found := strings.Cut(*a.s.firstBoot, "\n")
+	if !found || failed != "" && failed != config {
 		return ""
 	}
 	return strings.TrimSpace(reason)

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/daemon/reboot"
+	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // bootBackend is a boot loader that boots whatever was staged: what firmware does below the OS.
@@ -77,7 +79,7 @@ func TestFirstBoot(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(root, EncapsulatedConfigPath), data, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(root, protocol.EncapsulatedConfigPath), data, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			b := &bootBackend{supports: map[string]bool{}, ignoreStaging: tc.ignoreStaging,
@@ -89,7 +91,7 @@ func TestFirstBoot(t *testing.T) {
 				b.supports[f] = true
 			}
 			reboots := 0
-			opts := FirstBootOptions{Root: root, OS: b, Reboot: func(context.Context) error { reboots++; return nil }}
+			opts := FirstBootOptions{Root: root, OS: b, Rebooter: reboot.Func(func(context.Context, string) error { reboots++; return nil })}
 			for i, want := range tc.want {
 				got, err := FirstBoot(context.Background(), opts)
 				if got != want {

@@ -11,6 +11,8 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/daemon"
@@ -239,5 +241,51 @@ func TestConfigNotInEffectIsReportedAndRepairable(t *testing.T) {
 	awaitNode(t, ctx, "os-repair", "Done in "+r1.Name, doneIn(r1.Name))
 	if ag.reboots.Load() != 0 || host.commands.Load() != 0 {
 		t.Errorf("reboots %d, commands %d: nothing changes on the OS, nothing to reboot for", ag.reboots.Load(), host.commands.Load())
+	}
+}
+
+// A machine whose first boot could not bring it into its config is never shown Done, not even
+// for the moment between the agent seeding its Node from the server's file (which says Done)
+// and its first verification.
+func TestFirstBootFailureIsNeverDone(t *testing.T) {
+	testenv.Integration(t)
+	requireSystemctl(t)
+	ctx := context.Background()
+	r0 := machineConfig("rendered-os-firstboot-0", map[string]string{"/etc/os-firstboot.conf": "zero"})
+	root, host := onPackageHost(t, ctx, "os-firstboot", "ro quiet", r0)
+	reason := "kernelType: \"realtime\" cannot be applied on this host"
+	if err := os.WriteFile(filepath.Join(root, daemon.FirstBootFailedPath), []byte(r0.Name+"\n"+reason+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=os-firstboot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	startAgentWith(t, "os-firstboot", root, host.configure, nil)
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case ev := <-w.ResultChan():
+			n, ok := ev.Object.(*corev1.Node)
+			if !ok {
+				continue
+			}
+			switch a := n.Annotations; {
+			case a[protocol.CurrentConfigAnnotation] != "" && protocol.NodeState(a[protocol.StateAnnotation]) == protocol.NodeDone:
+				t.Fatalf("the node showed Done in %s although its first boot failed", a[protocol.CurrentConfigAnnotation])
+			case a[protocol.StateAnnotation] == string(protocol.NodeDegraded):
+				if !strings.Contains(a[protocol.ReasonAnnotation], reason) {
+					t.Fatalf("Degraded without the first boot's reason: %q", a[protocol.ReasonAnnotation])
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("the node never reported the first boot's failure")
+		}
 	}
 }

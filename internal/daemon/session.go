@@ -40,6 +40,8 @@ type session struct {
 	// would be the natural key otherwise, but /proc is the agent's, not the root's, and dev
 	// machines share the host's kernel, so their reboots keep it.
 	booted *osimage.Booted
+	// firstBoot is the first-boot failure record ("" when none), read once per process too.
+	firstBoot *string
 	// configs holds loaded configs by rendered name. Rendered names are content-addressed, so a
 	// name always loads the same config; without this every wake-up would fetch and parse it
 	// again. sync keeps only the current and desired ones.

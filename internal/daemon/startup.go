@@ -14,7 +14,7 @@ import (
 
 // Files the server's first-boot config leaves for the agent.
 const (
-	NodeAnnotationsPath       = apply.StateDir + "/node-annotations.json"
+	NodeAnnotationsPath       = protocol.NodeAnnotationsPath
 	NodeAnnotationsBackupPath = apply.StateDir + "/node-annotation.json.bak"
 	// ForceFilePath under the root asks for a full rewrite and reboot, skipping drift checks.
 	ForceFilePath = "/run/machine-config-daemon-force"
@@ -74,10 +74,16 @@ func (a *Agent) readSeed() (map[string]string, error) {
 	}
 	seed := map[string]string{}
 	for _, k := range []string{protocol.CurrentConfigAnnotation, protocol.DesiredConfigAnnotation,
-		protocol.FirstPivotConfigAnnotation, protocol.StateAnnotation} {
+		protocol.FirstPivotConfigAnnotation} {
 		if v, ok := all[k]; ok {
 			seed[k] = v
 		}
+	}
+	// The server writes state Done, as OpenShift's does, before anything on the node was
+	// checked. Seeding that would show the node Done until the first settle, even when the
+	// first boot failed or what booted is not the config; Working until settle has verified.
+	if len(seed) > 0 {
+		seed[protocol.StateAnnotation] = string(protocol.NodeWorking)
 	}
 	return seed, nil
 }

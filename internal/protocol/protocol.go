@@ -159,3 +159,13 @@ const (
 	StubIgnitionUpgradedToAnnotation = prefix + "stub-ignition-upgraded-to"
 	StubIgnitionUpgradedAtAnnotation = prefix + "stub-ignition-upgraded-at"
 )
+
+// Files the Machine Config Server puts into every new machine's config for the node side to
+// read: the annotations the agent seeds its Node with, the rendered MachineConfig with an empty
+// Ignition config (OS image, kernel arguments, kernel type, extensions, FIPS: the first-boot
+// service's input), and the cluster's pull secret (where the kubelet reads it).
+const (
+	NodeAnnotationsPath    = "/etc/machine-config-daemon/node-annotations.json"
+	EncapsulatedConfigPath = "/etc/ignition-machine-config-encapsulated.json"
+	PullSecretPath         = "/var/lib/kubelet/config.json"
+)

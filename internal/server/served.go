@@ -22,13 +22,13 @@ import (
 // Paths of the files the server adds to every served config (mco-behaviour §5.5).
 const (
 	KubeletCAPath          = "/etc/kubernetes/kubelet-ca.crt"
-	NodeAnnotationsPath    = "/etc/machine-config-daemon/node-annotations.json"
+	NodeAnnotationsPath    = protocol.NodeAnnotationsPath
 	KubeconfigPath         = "/etc/kubernetes/kubeconfig"
 	MachineConfigCopyPath  = "/etc/mcs-machine-config-content.json"
-	EncapsulatedConfigPath = "/etc/ignition-machine-config-encapsulated.json"
+	EncapsulatedConfigPath = protocol.EncapsulatedConfigPath
 	// PullSecretPath is where the kubelet and CRI-O read the cluster's pull secret, and where
 	// the first-boot service finds it to pull spec.osImageURL (as on OpenShift nodes).
-	PullSecretPath = "/var/lib/kubelet/config.json"
+	PullSecretPath = protocol.PullSecretPath
 )
 
 // ServedInput is everything a served config is built from.
