@@ -69,8 +69,7 @@ func newDevExecCommand(dir *string) *cobra.Command {
 			err = c.Run()
 			var exit *exec.ExitError
 			if errors.As(err, &exit) {
-				cmd.SilenceErrors = true
-				os.Exit(exit.ExitCode())
+				return &exitError{code: exit.ExitCode(), err: fmt.Errorf("%s in %s: %w", args[1], args[0], err)}
 			}
 			return err
 		},

@@ -47,6 +47,5 @@ the machine shuts down (as the kubelet's graceful node shutdown does).`,
 	f.StringVar(&kubeconfig, "kubeconfig", "/etc/kubernetes/kubeconfig", "kubeconfig (the one the served config carries)")
 	f.StringVar(&metadata, "metadata", machine.MetadataPath, "platform metadata: node name and labels")
 	f.StringVar(&opts.NodeName, "node", "", "Node name (default: from the metadata)")
-	f.DurationVar(&opts.Heartbeat, "heartbeat", 0, "re-post Ready this often (0: once per boot; nothing in a dev cluster reads heartbeats)")
 	return cmd
 }

@@ -174,7 +174,7 @@ func Down(dir string) error {
 	wg.Wait()
 	order := []string{}
 	for name := range st.Processes {
-		if !strings.HasPrefix(name, "machine-") {
+		if !strings.HasPrefix(name, machineProcessPrefix) {
 			order = append(order, name)
 		}
 	}

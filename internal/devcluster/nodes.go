@@ -57,7 +57,7 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 	}
 	cfg := machine.Config{
 		Name: name, Dir: mdir, ImagesDir: ImagesDir(dir), Image: BootImage,
-		Ignition: filepath.Join(toolsDir, "ignition"), MCO: mco, DiskSize: 1 << 30,
+		Ignition: filepath.Join(toolsDir, "ignition"), MCO: mco,
 		Hide:     []string{dir},
 		Metadata: machine.Metadata{Name: name, Labels: nodeLabels(name, pool)},
 	}
@@ -71,7 +71,10 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 	return s.start(dir, machineProcess(name), mco, "dev", "machine", "supervise", "--dir", mdir)
 }
 
-func machineProcess(name string) string { return "machine-" + name }
+// machineProcessPrefix names a machine's supervisor among the cluster's processes.
+const machineProcessPrefix = "machine-"
+
+func machineProcess(name string) string { return machineProcessPrefix + name }
 
 // nodeLabels are what a kubelet would register the machine with: role labels for its pool
 // (custom pools' nodes are workers too).

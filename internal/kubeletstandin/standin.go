@@ -23,9 +23,7 @@ import (
 type Options struct {
 	NodeName string
 	Labels   map[string]string
-	// Heartbeat is how often Ready is re-posted; 0 posts it once per boot.
-	Heartbeat time.Duration
-	Log       *slog.Logger
+	Log      *slog.Logger
 }
 
 // Run registers the Node, reports it Ready, and reports it NotReady when ctx ends.
@@ -50,23 +48,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return err
 	}
 	opts.Log.Info("node registered and Ready", "node", opts.NodeName)
-	var tick <-chan time.Time
-	if opts.Heartbeat > 0 {
-		t := time.NewTicker(opts.Heartbeat)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-tick:
-			if err := ready(ctx, corev1.ConditionTrue, "KubeletReady", "kubelet stand-in is posting ready status"); err != nil {
-				opts.Log.Error("heartbeat failed", "err", err)
-			}
-			continue
-		case <-ctx.Done():
-		}
-		break
-	}
+	// Ready is posted once per boot: nothing in a dev cluster times Nodes out by heartbeat.
+	<-ctx.Done()
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := ready(stopCtx, corev1.ConditionFalse, "KubeletNotReady", "node is shutting down"); err != nil {
@@ -77,7 +60,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 }
 
 // register creates the Node, or adds the platform's labels to the one a previous boot created.
-func register(ctx context.Context, nodes nodeClient, opts Options) error {
+func register(ctx context.Context, nodes typedcorev1.NodeInterface, opts Options) error {
 	node, err := nodes.Get(ctx, opts.NodeName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: opts.NodeName, Labels: opts.Labels}}
@@ -106,14 +89,7 @@ func register(ctx context.Context, nodes nodeClient, opts Options) error {
 	return err
 }
 
-type nodeClient interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Node, error)
-	Create(ctx context.Context, node *corev1.Node, opts metav1.CreateOptions) (*corev1.Node, error)
-	Update(ctx context.Context, node *corev1.Node, opts metav1.UpdateOptions) (*corev1.Node, error)
-	UpdateStatus(ctx context.Context, node *corev1.Node, opts metav1.UpdateOptions) (*corev1.Node, error)
-}
-
-func setReady(ctx context.Context, nodes nodeClient, name string, status corev1.ConditionStatus, reason, msg string) error {
+func setReady(ctx context.Context, nodes typedcorev1.NodeInterface, name string, status corev1.ConditionStatus, reason, msg string) error {
 	node, err := nodes.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err

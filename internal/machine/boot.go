@@ -86,11 +86,12 @@ func Boot(ctx context.Context, c Config) error {
 		}
 	}
 	// The command line is read after provisioning: Ignition may have written one.
-	written, err := os.ReadFile(filepath.Join(root, CmdlinePath))
+	written, err := os.ReadFile(filepath.Join(root, osimage.KernelCmdlinePath))
 	choice.Cmdline = Cmdline(string(written), err == nil)
 	if err := c.presentBoot(root, choice); err != nil {
 		return err
 	}
+	reportBoot(choice)
 	if err := recordLoaderState(disk, choice); err != nil {
 		return err
 	}
@@ -108,6 +109,20 @@ func Boot(ctx context.Context, c Config) error {
 	}
 	env := []string{"container=mco-dev", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	return syscall.Exec("/lib/systemd/systemd", []string{"/lib/systemd/systemd"}, env)
+}
+
+// bootFactsFD is the pipe on which the boot stage tells its supervisor what it presented.
+const bootFactsFD = 3
+
+// reportBoot sends the supervisor what this boot presents and closes the pipe, so systemd
+// does not inherit it.
+func reportBoot(choice BootChoice) {
+	f := os.NewFile(bootFactsFD, "boot-facts")
+	if f == nil {
+		return
+	}
+	_ = json.NewEncoder(f).Encode(choice)
+	_ = f.Close()
 }
 
 // chooseBoot reads the loader's state and the staging the OS left for this boot.

@@ -20,7 +20,7 @@ type Config struct {
 	Ignition string `json:"ignition"`
 	// MCO is the mco binary; the boot stage re-executes it.
 	MCO string `json:"mco"`
-	// DiskSize of a new disk, in bytes.
+	// DiskSize of a new disk, in bytes (0: 1 GiB).
 	DiskSize int64 `json:"diskSize"`
 	// Hide lists host directories that must not be visible inside the machine (the dev
 	// cluster's own state); an empty tmpfs covers each.
@@ -45,9 +45,6 @@ const (
 	ConsoleFile  = "console.log"
 	// MetadataPath is where the machine finds its platform metadata.
 	MetadataPath = "/run/mco-dev/metadata.json"
-	// CmdlinePath is where the OS's boot tooling keeps the kernel command line for the next boot
-	// (kernel-install's convention); the supervisor boots with it.
-	CmdlinePath = "/etc/kernel/cmdline"
 	// DefaultCmdline is the command line of a machine whose OS never wrote one.
 	DefaultCmdline = "BOOT_IMAGE=(mco-dev)/vmlinuz rw"
 )

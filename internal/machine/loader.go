@@ -12,10 +12,10 @@ type LoaderState struct {
 
 // BootChoice is what one boot presents to the machine.
 type BootChoice struct {
-	Image   string
-	Cmdline string
+	Image   string `json:"image"`
+	Cmdline string `json:"cmdline"`
 	// ConsumedStaged: the staged image was taken (the loader forgets the staging).
-	ConsumedStaged bool
+	ConsumedStaged bool `json:"-"`
 }
 
 // ChooseImage is the boot loader's decision, as ostree's on a real host: a staged image becomes

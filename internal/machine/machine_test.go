@@ -123,7 +123,7 @@ func TestMachineLifecycle(t *testing.T) {
 	// The OS stages an image and a command line for the next boot, as its boot tooling would,
 	// then reboots for real.
 	in("sh", "-c", "mkdir -p /boot/mco-dev && echo test.local/os:2 > "+osimage.DevStagedImagePath+
-		" && echo 'root=mco-dev rw audit=1' > "+CmdlinePath+" && echo persisted > /var/tmp/marker && systemctl reboot")
+		" && echo 'root=mco-dev rw audit=1' > "+osimage.KernelCmdlinePath+" && echo persisted > /var/tmp/marker && systemctl reboot")
 	waitBoot(2)
 	if got := in("cat", "/proc/cmdline"); got != "root=mco-dev rw audit=1" {
 		t.Fatalf("after reboot, cmdline %q", got)

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -66,9 +64,6 @@ func Supervise(ctx context.Context, c Config) error {
 		}
 		ended, err := c.bootOnce(ctx, &st)
 		st.LastExit = ended
-		if cur, rerr := ReadStatus(c.Dir); rerr == nil && cur.InitPID == st.InitPID {
-			st.Image, st.Cmdline = cur.Image, cur.Cmdline // as fillBootFacts recorded them
-		}
 		if err != nil || ctx.Err() != nil || ended == "poweroff" {
 			st.State, st.InitPID, st.Since = Off, 0, time.Now()
 			_ = c.writeStatus(st)
@@ -87,37 +82,58 @@ func (c Config) bootOnce(ctx context.Context, st *Status) (string, error) {
 	}
 	defer console.Close()
 	fmt.Fprintf(console, "\n=== boot %d of %s at %s ===\n", st.Boots, c.Name, time.Now().Format(time.RFC3339))
+	// The boot stage reports what it presented (image, command line) on a pipe before it
+	// becomes systemd.
+	facts, factsW, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	defer facts.Close()
 	cmd := exec.Command(c.MCO, "dev", "machine", "boot", "--dir", c.Dir)
 	cmd.Stdout, cmd.Stderr = console, console
+	cmd.ExtraFiles = []*os.File{factsW} // bootFactsFD in the boot stage
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
-		// A supervisor that dies takes its machine with it, as a host losing power would.
-		Pdeathsig: syscall.SIGKILL,
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	factsW.Close()
+	if err != nil {
 		return "", fmt.Errorf("booting %s: %w", c.Name, err)
 	}
-	st.State, st.InitPID = Running, cmd.Process.Pid
-	st.Since = time.Now()
+	st.State, st.InitPID, st.Since = Running, cmd.Process.Pid, time.Now()
 	st.Image, st.Cmdline = "", ""
 	if err := c.writeStatus(*st); err != nil {
 		_ = cmd.Process.Kill()
 	}
-	go c.fillBootFacts(ctx, st.InitPID)
+	presented := make(chan BootChoice, 1)
+	go func() {
+		var b BootChoice
+		if json.NewDecoder(facts).Decode(&b) == nil {
+			presented <- b
+		}
+	}()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	stopping := false
 	var werr error
-	select {
-	case werr = <-done:
-	case <-ctx.Done():
-		stopping = true
-		_ = cmd.Process.Signal(sigPoweroff)
+wait:
+	for {
 		select {
+		case b := <-presented:
+			st.Image, st.Cmdline = b.Image, b.Cmdline
+			_ = c.writeStatus(*st)
 		case werr = <-done:
-		case <-time.After(PoweroffGrace):
-			_ = cmd.Process.Kill()
-			werr = <-done
+			break wait
+		case <-ctx.Done():
+			stopping = true
+			_ = cmd.Process.Signal(sigPoweroff)
+			select {
+			case werr = <-done:
+			case <-time.After(PoweroffGrace):
+				_ = cmd.Process.Kill()
+				werr = <-done
+			}
+			break wait
 		}
 	}
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
@@ -137,37 +153,6 @@ func (c Config) bootOnce(ctx context.Context, st *Status) (string, error) {
 		return "boot failed", fmt.Errorf("machine %s: boot failed (exit %d); see %s", c.Name, ws.ExitStatus(), c.path(ConsoleFile))
 	}
 	return "killed by " + ws.Signal().String(), nil
-}
-
-// fillBootFacts records what this boot presented, once the boot stage has written it.
-func (c Config) fillBootFacts(ctx context.Context, initPID int) {
-	for range 200 {
-		image, err1 := os.ReadFile("/proc/" + strconv.Itoa(initPID) + "/root/run/mco-dev/booted-image")
-		cmdline, err2 := os.ReadFile("/proc/" + strconv.Itoa(initPID) + "/root/proc/cmdline")
-		if err1 == nil && err2 == nil && len(image) > 0 {
-			statusMu.Lock()
-			defer statusMu.Unlock()
-			st, err := ReadStatus(c.Dir)
-			if err != nil || st.InitPID != initPID {
-				return
-			}
-			st.Image, st.Cmdline = trim(string(image)), trim(string(cmdline))
-			_ = c.writeStatusLocked(st)
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-func trim(s string) string {
-	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // prepare creates the disk (an ext4 file) and the mount points on the first start.
@@ -202,17 +187,7 @@ func (c Config) prepare() error {
 	return os.Rename(tmp, c.path(diskFile))
 }
 
-// statusMu orders the supervisor's status writes: the boot loop's and fillBootFacts' (a
-// read-modify-write that must not undo a newer state).
-var statusMu sync.Mutex
-
 func (c Config) writeStatus(st Status) error {
-	statusMu.Lock()
-	defer statusMu.Unlock()
-	return c.writeStatusLocked(st)
-}
-
-func (c Config) writeStatusLocked(st Status) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
