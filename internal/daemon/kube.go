@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -25,8 +26,18 @@ import (
 
 	"github.com/mco-dev/mco/internal/daemon/plan"
 	"github.com/mco-dev/mco/internal/protocol"
-	"github.com/mco-dev/mco/internal/scheme"
 )
+
+// agentScheme knows what the agent reads and writes: its Node and events, MachineConfigs and
+// MachineConfiguration. The shared scheme also registers the groups only controllers use
+// (CRDs, MachineSets), whose code every node would then page in.
+var agentScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(corev1.AddToScheme(s))
+	utilruntime.Must(mcfgv1.Install(s))
+	utilruntime.Must(operatorv1.Install(s))
+	return s
+}()
 
 // cluster is the agent's view of the API: its own Node (watched), rendered configs and the
 // disruption policy (read when needed, never cached: the agent is idle most of the time).
@@ -46,7 +57,7 @@ func newCluster(cfg *rest.Config, nodeName string, onChange func()) (*cluster, e
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	c, err := client.New(cfg, client.Options{Scheme: agentScheme})
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +81,7 @@ func newCluster(cfg *rest.Config, nodeName string, onChange func()) (*cluster, e
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.Events("")})
 	return &cluster{
 		nodeName: nodeName, client: c, store: inf.GetStore(), informer: inf,
-		recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "machineconfigdaemon", Host: nodeName}),
+		recorder: broadcaster.NewRecorder(agentScheme, corev1.EventSource{Component: "machineconfigdaemon", Host: nodeName}),
 		stop:     broadcaster.Shutdown,
 	}, nil
 }
