@@ -122,6 +122,6 @@ Needs root (namespaces, loop mounts).`,
 			return w.Flush()
 		},
 	}
-	dev.AddCommand(up, join, down, status, newDevExecCommand(&dir), newDevPowerLossCommand(&dir), newDevMachineCommand(), newKubeletStandinCommand())
+	dev.AddCommand(up, join, down, status, newDevExecCommand(&dir), newDevPowerLossCommand(&dir), newDevImageCommand(&dir), newDevMachineCommand(), newKubeletStandinCommand())
 	return dev
 }

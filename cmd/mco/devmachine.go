@@ -94,3 +94,30 @@ func newDevPowerLossCommand(dir *string) *cobra.Command {
 		},
 	}
 }
+
+// newDevImageCommand adds an OS image to the dev cluster's registry, so a MachineConfig's
+// osImageURL can name it and the machines rebase to it.
+func newDevImageCommand(dir *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "image REF",
+		Short: "Add a dev OS image (this host's OS plus the mco node build) that osImageURL can name",
+		Example: `  mco dev image mco-dev.local/os:2
+  # then a MachineConfig with spec.osImageURL: mco-dev.local/os:2 rebases each machine`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			node, err := devcluster.NodeBinary(exe)
+			if err != nil {
+				return err
+			}
+			if err := machine.BuildImage(devcluster.ImagesDir(*dir), args[0], node, nil); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "image %s is in %s\n", args[0], devcluster.ImagesDir(*dir))
+			return nil
+		},
+	}
+}

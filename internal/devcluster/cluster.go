@@ -98,7 +98,7 @@ func Up(ctx context.Context, opts Options) error {
 		}
 	}
 	logf(opts.Log, "waiting for every machine to register its Node and report Done")
-	return waitNodesDone(ctx, c, dir, st, 3*time.Minute)
+	return waitNodesDone(ctx, c, dir, st, st.Machines, 3*time.Minute)
 }
 
 // Join provisions one more machine for pool in a running dev cluster.
@@ -125,7 +125,9 @@ func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) 
 	if err := st.addNode(ctx, c, dir, toolsDir, mco, name, pool); err != nil {
 		return "", err
 	}
-	return name, waitNodesDone(ctx, c, dir, st, 3*time.Minute)
+	// Only the new machine: the others may be in the middle of something of their own (a
+	// rollout, a failure the admin is looking at), which is not the join's business.
+	return name, waitNodesDone(ctx, c, dir, st, []string{name}, 3*time.Minute)
 }
 
 // startMCO runs the controller and the Machine Config Server against the dev API server.
@@ -214,16 +216,16 @@ func (s *State) anyAlive() bool {
 	return false
 }
 
-// waitNodesDone waits until every dev machine has registered its Node with a current config
+// waitNodesDone waits until the machines have registered their Nodes with a current config
 // equal to its desired one and state Done, failing early when a machine or process stopped.
-func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, timeout time.Duration) error {
+func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, machines []string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var nodes corev1.NodeList
 		if err := c.List(ctx, &nodes, client.HasLabels{MachineLabel}); err != nil {
 			return err
 		}
-		pending := pendingNodes(nodes.Items, st.Machines)
+		pending := pendingNodes(nodes.Items, machines)
 		if len(pending) == 0 {
 			return nil
 		}
@@ -232,7 +234,7 @@ func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, 
 				return fmt.Errorf("%s exited; see %s", name, p.Log)
 			}
 		}
-		for _, name := range st.Machines {
+		for _, name := range machines {
 			if ms, err := machine.ReadStatus(MachineDir(dir, name)); err == nil && ms.State == machine.Off {
 				return fmt.Errorf("machine %s is off (%s); see %s", name, ms.LastExit, filepath.Join(MachineDir(dir, name), machine.ConsoleFile))
 			}
