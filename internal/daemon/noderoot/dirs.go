@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"strings"
 
-	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,7 +18,20 @@ type DirSpec struct {
 // DefaultDir is what parents of written files get: 0755 root:root.
 var DefaultDir = DirSpec{Perm: 0o755}
 
-// MissingDirs lists, outermost first, the directories that creating dir would create.
+// NotDirError is a path component that has to be a directory but is something else: a file,
+// or a symlink that leads nowhere inside the root (dangling, or only valid outside it).
+type NotDirError struct {
+	Path string
+	What string // what is at Path instead, e.g. `a regular file`
+	Err  error  // the errno resolving Path gave
+}
+
+func (e *NotDirError) Error() string { return e.Path + " is " + e.What }
+func (e *NotDirError) Unwrap() error { return e.Err }
+
+// MissingDirs lists, outermost first, the directories that creating dir would create. A
+// component that exists but is not a directory (after following symlinks inside the root) is
+// a *NotDirError: nothing may be created through it, as mkdir -p on the node would refuse too.
 func (r *Root) MissingDirs(dir string) ([]string, error) {
 	if dir == "/" {
 		return nil, nil
@@ -35,46 +46,102 @@ func (r *Root) MissingDirs(dir string) ([]string, error) {
 			d.Close()
 			break
 		}
-		if !errors.Is(err, os.ErrNotExist) {
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
 			return nil, fmt.Errorf("looking up %s: %w", p, err)
 		}
-		missing = append([]string{p}, missing...)
+		// Why it did not open: absent (then look further up), or something else is there.
+		info, lerr := r.Lstat(p)
+		if lerr != nil && !errors.Is(lerr, unix.ELOOP) { // a looping parent: named further up
+			return nil, lerr
+		}
+		if info.Type != Missing {
+			return nil, notDir(p, info, err)
+		}
+		missing = append(missing, p)
+	}
+	for i, j := 0, len(missing)-1; i < j; i, j = i+1, j-1 {
+		missing[i], missing[j] = missing[j], missing[i]
 	}
 	return missing, nil
+}
+
+func notDir(p string, info Info, err error) *NotDirError {
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		errno = unix.ENOTDIR
+	}
+	what := "not a directory"
+	switch info.Type {
+	case Regular:
+		what = "a regular file, not a directory"
+	case Symlink:
+		switch errno {
+		case unix.ENOENT:
+			what = fmt.Sprintf("a symlink to %q, which does not exist inside the node root", info.Target)
+		case unix.ELOOP:
+			what = fmt.Sprintf("a symlink to %q, which loops", info.Target)
+		default:
+			what = fmt.Sprintf("a symlink to %q, which is not a directory inside the node root", info.Target)
+		}
+	case Directory:
+		what = "a directory that cannot be opened"
+	}
+	return &NotDirError{Path: p, What: what, Err: errno}
 }
 
 // MkdirAll creates dir and its missing parents inside the root; directories it creates get
-// spec's mode and owner. It returns those it created, outermost first.
+// spec's mode and owner. It returns exactly those it created, outermost first, also on error:
+// one that appeared meanwhile is not its to report (a rollback removes what it reports).
 func (r *Root) MkdirAll(dir string, spec DirSpec) ([]string, error) {
 	missing, err := r.MissingDirs(dir)
-	if err != nil || len(missing) == 0 {
-		return nil, err
-	}
-	h, err := pathrs.MkdirAllHandle(r.handle, strings.TrimPrefix(dir, "/"), os.FileMode(spec.Perm&0o777))
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
-	h.Close()
+	var created []string
 	for _, p := range missing {
-		if err := r.setDir(p, spec); err != nil {
-			return missing, err
+		made, err := r.mkdir(p, spec)
+		if made {
+			created = append(created, p)
+		}
+		if err != nil {
+			return created, fmt.Errorf("creating %s: %w", dir, err)
 		}
 	}
-	return missing, nil
+	return created, nil
 }
 
-// setDir gives a directory we just created its owner and exact mode (umask applied at mkdir).
-func (r *Root) setDir(p string, spec DirSpec) error {
-	d, err := r.openDir(p)
+// mkdir creates one directory in its parent, resolved inside the root; its last component is
+// a plain name, so mkdirat cannot follow anything out of the root.
+func (r *Root) mkdir(p string, spec DirSpec) (made bool, err error) {
+	d, base, err := r.parent(p)
 	if err != nil {
-		return err
+		if _, why := r.MissingDirs(path.Dir(p)); why != nil { // names the component in the way
+			return false, why
+		}
+		return false, err
 	}
 	defer d.Close()
-	fd, err := unix.Openat(int(d.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err := unix.Mkdirat(int(d.Fd()), base, spec.Perm&0o777); err != nil {
+		if !errors.Is(err, unix.EEXIST) {
+			return false, &os.PathError{Op: "mkdir", Path: p, Err: err}
+		}
+		_, err := r.MissingDirs(p) // someone else made it: fine if it is a directory
+		return false, err
+	}
+	return true, setDirAt(int(d.Fd()), base, p, spec)
+}
+
+// setDirAt gives a directory we just created its owner and exact mode (umask applied at mkdir).
+func setDirAt(dirfd int, base, p string, spec DirSpec) error {
+	fd, err := unix.Openat(dirfd, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return &os.PathError{Op: "open", Path: p, Err: err}
 	}
 	defer unix.Close(fd)
+	return setDirFd(fd, p, spec)
+}
+
+func setDirFd(fd int, p string, spec DirSpec) error {
 	if err := unix.Fchown(fd, spec.UID, spec.GID); err != nil {
 		return &os.PathError{Op: "chown", Path: p, Err: err}
 	}
@@ -85,12 +152,38 @@ func (r *Root) setDir(p string, spec DirSpec) error {
 }
 
 // Chown sets owner and mode of an existing directory (used to fix ~/.ssh of core).
-func (r *Root) Chown(p string, spec DirSpec) error { return r.setDir(p, spec) }
+func (r *Root) Chown(p string, spec DirSpec) error {
+	d, err := r.openDir(p)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	fd, err := unix.Openat(int(d.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return setDirFd(fd, p, spec)
+}
 
-// ReadDir lists the names in directory p (nil if it does not exist).
+// IsDir reports whether p resolves, inside the root, to a directory. Absent, or not
+// resolvable because a component is a file or a dangling symlink, is false.
+func (r *Root) IsDir(p string) (bool, error) {
+	d, err := r.openDir(p)
+	if err == nil {
+		d.Close()
+		return true, nil
+	}
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		return false, nil
+	}
+	return false, err
+}
+
+// ReadDir lists the names in directory p (nil if there is no directory at p).
 func (r *Root) ReadDir(p string) ([]os.DirEntry, error) {
 	d, err := r.openDir(p)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
 		return nil, nil
 	}
 	if err != nil {

@@ -111,18 +111,24 @@ func (r *Root) Remove(p string, deferred bool) error {
 	return r.unlink(p, 0, deferred)
 }
 
-// RemoveEmptyDir removes the directory p if it exists and is empty.
+// RemoveEmptyDir removes p if it is an empty directory. Anything else there (a symlink, a
+// file, a directory with entries or a mount on it) or nothing is left as it is: callers undo a
+// directory they created, and must not fail on, or remove, what they find in its place.
 func (r *Root) RemoveEmptyDir(p string) error {
 	err := r.unlink(p, unix.AT_REMOVEDIR, false)
-	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
-		return nil
+	for _, ok := range []error{unix.ENOTEMPTY, unix.EEXIST, unix.ENOTDIR, unix.EBUSY} {
+		if errors.Is(err, ok) {
+			return nil
+		}
 	}
 	return err
 }
 
+// unlink treats a p that cannot exist, because a parent component is absent, a file or a
+// dangling symlink, as already gone.
 func (r *Root) unlink(p string, flags int, deferred bool) error {
 	d, base, err := r.parent(p)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 		return nil
 	}
 	if err != nil {
@@ -162,6 +168,38 @@ func (r *Root) Link(oldPath, newPath string) error {
 	return nil
 }
 
+// LinkOver atomically replaces dst with a hard link to the file at src (a temp link next to
+// dst renamed over it); src keeps its name. It writes no data, so it works on a full file
+// system, and the file keeps its inode, mode and owner. Across file systems it fails with
+// EXDEV; callers then copy.
+func (r *Root) LinkOver(src, dst string, deferred bool) error {
+	sd, sbase, err := r.parent(src)
+	if err != nil {
+		return err
+	}
+	defer sd.Close()
+	dd, dbase, err := r.parent(dst)
+	if err != nil {
+		return err
+	}
+	defer dd.Close()
+	dirfd := int(dd.Fd())
+	tmp := tempName(dbase)
+	if err := unix.Linkat(int(sd.Fd()), sbase, dirfd, tmp, 0); err != nil {
+		return &os.PathError{Op: "link", Path: dst, Err: err}
+	}
+	err = unix.Renameat(dirfd, tmp, dirfd, dbase)
+	// Also after success: renaming a link over another link of the same inode does nothing.
+	_ = unix.Unlinkat(dirfd, tmp, 0)
+	if err != nil {
+		return &os.PathError{Op: "rename", Path: dst, Err: err}
+	}
+	if deferred {
+		return nil
+	}
+	return syncDirFd(dirfd)
+}
+
 // CopyFile copies the regular file at src to dst with the same mode and owner.
 func (r *Root) CopyFile(src, dst string, deferred bool) error {
 	info, err := r.Lstat(src)
@@ -190,8 +228,8 @@ func (r *Root) SyncDirs(paths []string) error {
 		}
 		seenDir[dir] = true
 		d, err := r.openDir(dir)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			continue // no directory there, nothing of ours to sync
 		}
 		if err != nil {
 			return err
