@@ -16,6 +16,7 @@ import (
 	"github.com/mco-dev/mco/internal/controller/drain"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/version"
 )
 
@@ -95,6 +96,7 @@ Ignition stubs to spec 3.`,
 	f.StringVar(&ud.MachineAPINamespace, "machine-api-namespace", "openshift-machine-api", "namespace of the user-data Secrets and MachineSets")
 	f.StringVar(&ud.ServerNamespace, "server-namespace", "openshift-machine-config-operator", "namespace of the server's per-pool token Secrets")
 	f.StringVar(&userDataSpec, "user-data-spec-version", "3.4.0", "Ignition spec of generated pointer configs (3.1.0 or newer)")
+	f.DurationVar(&opts.Node.NotReadyThreshold, "node-not-ready-threshold", rollout.DefaultNotReadyThreshold, "how long a node may stay NotReady during an update before its pool reports it (NodeUnresponsive) and starts no further nodes")
 	f.DurationVar(&opts.Drain.BlockedThreshold, "drain-blocked-threshold", drain.DefaultBlockedThreshold, "how long a drain may run before the node and its pool report it blocked")
 	f.BoolVar(&bootImages, "boot-images", true, "run the MachineSet boot image controller")
 	f.StringVar(&bi.BootImagesNamespace, "bootimages-namespace", "openshift-machine-config-operator", "namespace of ConfigMap coreos-bootimages")

@@ -15,6 +15,7 @@ import (
 
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	draincontroller "github.com/mco-dev/mco/internal/controller/drain"
+	nodecontroller "github.com/mco-dev/mco/internal/controller/node"
 	rendercontroller "github.com/mco-dev/mco/internal/controller/render"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/scheme"
@@ -27,6 +28,7 @@ type Options struct {
 	LeaderElection          bool
 	LeaderElectionNamespace string
 	Render                  rendercontroller.Options
+	Node                    nodecontroller.Options
 	Drain                   draincontroller.Options
 	// UserData, when set, enables the pointer-Ignition Secret controllers.
 	UserData *userdata.Options
@@ -62,7 +64,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := render.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("render controller: %w", err)
 	}
-	if err := setupRollout(mgr, opts.Drain); err != nil {
+	if err := setupRollout(mgr, opts.Node, opts.Drain); err != nil {
 		return nil, err
 	}
 	if opts.UserData != nil {

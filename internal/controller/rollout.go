@@ -12,10 +12,11 @@ import (
 
 // setupRollout registers the two controllers that move nodes between configs: the node
 // controller (which nodes, pool status) and the drain controller (cordon, evict, uncordon).
-func setupRollout(mgr ctrl.Manager, drainOpts draincontroller.Options) error {
+func setupRollout(mgr ctrl.Manager, nodeOpts nodecontroller.Options, drainOpts draincontroller.Options) error {
 	node := &nodecontroller.Reconciler{
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorderFor("mco-node-controller"),
+		Options:  nodeOpts,
 	}
 	if err := node.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("node controller: %w", err)

@@ -102,7 +102,9 @@ func (a *Agent) Reconcile(ctx context.Context, req reconcile.Request) (reconcile
 }
 
 // step decides the annotations to write next ("" deletes); nothing means wait for the
-// controllers. A failing node is looked at again shortly, since Heal sends no event.
+// controllers. Like the real agent, a node fails when it applies, so with Drain after its
+// drain (it stays cordoned), and a node back in its config asks for the uncordon of whatever
+// drain it was left with. A failing node is looked at again shortly, since Heal sends no event.
 func (a *Agent) step(n *corev1.Node) (map[string]string, reconcile.Result) {
 	ann := n.Annotations
 	cur, want := ann[protocol.CurrentConfigAnnotation], ann[protocol.DesiredConfigAnnotation]
@@ -111,14 +113,28 @@ func (a *Agent) step(n *corev1.Node) (map[string]string, reconcile.Result) {
 		return nil, reconcile.Result{}
 	}
 	if cur == want {
-		if a.Drain && ann[protocol.DesiredDrainAnnotation] == protocol.UncordonRequest(want) &&
-			ann[protocol.LastAppliedDrainAnnotation] != protocol.UncordonRequest(want) {
+		uncordon := protocol.UncordonRequest(want)
+		if drain := ann[protocol.DesiredDrainAnnotation]; a.Drain && drain != "" && drain != uncordon {
+			return map[string]string{protocol.DesiredDrainAnnotation: uncordon}, reconcile.Result{}
+		}
+		if a.Drain && ann[protocol.DesiredDrainAnnotation] == uncordon && ann[protocol.LastAppliedDrainAnnotation] != uncordon {
 			return nil, reconcile.Result{} // waiting for the uncordon
 		}
 		if state != protocol.NodeDone {
 			return map[string]string{protocol.StateAnnotation: string(protocol.NodeDone), protocol.ReasonAnnotation: ""}, reconcile.Result{}
 		}
 		return nil, reconcile.Result{}
+	}
+	drain := protocol.DrainRequest(want)
+	switch {
+	case a.Drain && ann[protocol.DesiredDrainAnnotation] != drain:
+		return map[string]string{
+			protocol.StateAnnotation:        string(protocol.NodeWorking),
+			protocol.ReasonAnnotation:       "",
+			protocol.DesiredDrainAnnotation: drain,
+		}, reconcile.Result{}
+	case a.Drain && ann[protocol.LastAppliedDrainAnnotation] != drain:
+		return nil, reconcile.Result{} // waiting for the drain
 	}
 	if reason := a.failure(n.Name); reason != "" {
 		retry := reconcile.Result{RequeueAfter: 200 * time.Millisecond}
@@ -134,20 +150,9 @@ func (a *Agent) step(n *corev1.Node) (map[string]string, reconcile.Result) {
 			protocol.ReasonAnnotation:        "",
 		}, reconcile.Result{}
 	}
-	drain := protocol.DrainRequest(want)
-	switch {
-	case ann[protocol.DesiredDrainAnnotation] != drain:
-		return map[string]string{
-			protocol.StateAnnotation:        string(protocol.NodeWorking),
-			protocol.ReasonAnnotation:       "",
-			protocol.DesiredDrainAnnotation: drain,
-		}, reconcile.Result{}
-	case ann[protocol.LastAppliedDrainAnnotation] != drain:
-		return nil, reconcile.Result{} // waiting for the drain
-	default: // drained: apply, then ask for the uncordon
-		return map[string]string{
-			protocol.CurrentConfigAnnotation: want,
-			protocol.DesiredDrainAnnotation:  protocol.UncordonRequest(want),
-		}, reconcile.Result{}
-	}
+	// Drained: apply, then ask for the uncordon.
+	return map[string]string{
+		protocol.CurrentConfigAnnotation: want,
+		protocol.DesiredDrainAnnotation:  protocol.UncordonRequest(want),
+	}, reconcile.Result{}
 }

@@ -5,7 +5,10 @@
 //   - Updating: the pool is moving nodes to a new target.
 //   - RenderDegraded: the MachineConfigs do not render; the message names the failing one.
 //   - NodeDegraded: at least one node failed to apply; the message names each node.
-//   - Degraded: RenderDegraded or NodeDegraded.
+//   - NodeUnresponsive (mco only): a node went NotReady in the middle of an update and has not
+//     been Ready for longer than the node controller's threshold; the message names each node
+//     and the config it was moving to. No further nodes of the pool are started meanwhile.
+//   - Degraded: RenderDegraded, NodeDegraded or NodeUnresponsive.
 //   - DrainBlocked (mco only): a node's drain has been stuck longer than the drain controller's
 //     threshold; the message names each node, the pods and the PodDisruptionBudgets blocking it.
 //     Present once the node controller has reported a pool; not part of Degraded, since a drain
@@ -20,6 +23,9 @@ import (
 
 // DrainBlocked is the condition type mco adds for drains stuck on PodDisruptionBudgets.
 const DrainBlocked mcfgv1.MachineConfigPoolConditionType = "DrainBlocked"
+
+// NodeUnresponsive is the condition type mco adds for nodes that do not come back from an update.
+const NodeUnresponsive mcfgv1.MachineConfigPoolConditionType = "NodeUnresponsive"
 
 // Get returns the condition of type t, or nil.
 func Get(status *mcfgv1.MachineConfigPoolStatus, t mcfgv1.MachineConfigPoolConditionType) *mcfgv1.MachineConfigPoolCondition {
@@ -58,15 +64,13 @@ func Set(status *mcfgv1.MachineConfigPoolStatus, t mcfgv1.MachineConfigPoolCondi
 	return true
 }
 
-// SetDegraded recomputes the summary Degraded condition from RenderDegraded and NodeDegraded.
+// SetDegraded recomputes the summary Degraded condition from RenderDegraded, NodeDegraded and
+// NodeUnresponsive, the first of them True in that order.
 func SetDegraded(status *mcfgv1.MachineConfigPoolStatus, now metav1.Time) bool {
-	render, node := Get(status, mcfgv1.MachineConfigPoolRenderDegraded), Get(status, mcfgv1.MachineConfigPoolNodeDegraded)
-	switch {
-	case render != nil && render.Status == corev1.ConditionTrue:
-		return Set(status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionTrue, render.Reason, render.Message, now)
-	case node != nil && node.Status == corev1.ConditionTrue:
-		return Set(status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionTrue, node.Reason, node.Message, now)
-	default:
-		return Set(status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionFalse, "", "", now)
+	for _, t := range []mcfgv1.MachineConfigPoolConditionType{mcfgv1.MachineConfigPoolRenderDegraded, mcfgv1.MachineConfigPoolNodeDegraded, NodeUnresponsive} {
+		if c := Get(status, t); c != nil && c.Status == corev1.ConditionTrue {
+			return Set(status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionTrue, c.Reason, c.Message, now)
+		}
 	}
+	return Set(status, mcfgv1.MachineConfigPoolDegraded, corev1.ConditionFalse, "", "", now)
 }

@@ -49,6 +49,26 @@ func inState(s protocol.NodeState, reason string) func(*corev1.Node) {
 		n.Annotations[protocol.ReasonAnnotation] = reason
 	}
 }
+
+// drainedFor: mco cordoned the node and acknowledged its drain for cfg.
+func drainedFor(cfg string) func(*corev1.Node) {
+	return func(n *corev1.Node) {
+		n.Spec.Unschedulable = true
+		n.Annotations[protocol.DesiredDrainAnnotation] = protocol.DrainRequest(cfg)
+		n.Annotations[protocol.LastAppliedDrainAnnotation] = protocol.DrainRequest(cfg)
+	}
+}
+
+// drainingFor: mco cordoned the node and is still evicting for cfg.
+func drainingFor(cfg string) func(*corev1.Node) {
+	return func(n *corev1.Node) {
+		n.Spec.Unschedulable = true
+		n.Annotations[protocol.DesiredDrainAnnotation] = protocol.DrainRequest(cfg)
+		n.Annotations[protocol.LastAppliedDrainAnnotation] = protocol.UncordonRequest("old")
+		n.Annotations[protocol.DrainStartedAtAnnotation] = "2026-01-01T00:00:00Z"
+	}
+}
+
 func notReady(n *corev1.Node)  { n.Status.Conditions[0].Status = corev1.ConditionFalse }
 func cordoned(n *corev1.Node)  { n.Spec.Unschedulable = true }
 func unmanaged(n *corev1.Node) { delete(n.Annotations, protocol.CurrentConfigAnnotation) }

@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mco-dev/mco/internal/protocol"
@@ -24,10 +26,11 @@ func state(n *corev1.Node) protocol.NodeState {
 
 // Ready is the scheduler's view: Ready=True, no disk pressure, network available, and not
 // cordoned. A cordoned node counts as unavailable even when the kubelet is healthy.
-func Ready(n *corev1.Node) bool {
-	if n.Spec.Unschedulable {
-		return false
-	}
+func Ready(n *corev1.Node) bool { return !n.Spec.Unschedulable && Healthy(n) }
+
+// Healthy is Ready ignoring the cordon: the kubelet reports Ready, no disk pressure, network
+// available.
+func Healthy(n *corev1.Node) bool {
 	ready := false
 	for _, c := range n.Status.Conditions {
 		switch c.Type {
@@ -68,3 +71,38 @@ func UpdatedTo(n *corev1.Node, target string) bool { return Done(n) && desired(n
 // changed soon and new pods are better placed elsewhere. It takes the config rather than the
 // Node because the controller decides it for the config it is about to write.
 func WantsTaint(desired, target string) bool { return target != "" && desired != target }
+
+// CordonedForUpdate: the node is cordoned because mco drained it for the update to its desired
+// config (the drain controller started or acknowledged that very drain), not by an admin. Such
+// a node may be given another config: the agent's next drain or uncordon request supersedes
+// the one that cordoned it.
+func CordonedForUpdate(n *corev1.Node) bool {
+	if !n.Spec.Unschedulable || desired(n) == "" {
+		return false
+	}
+	want := protocol.DrainRequest(desired(n))
+	if n.Annotations[protocol.DesiredDrainAnnotation] != want {
+		return false
+	}
+	return n.Annotations[protocol.LastAppliedDrainAnnotation] == want || n.Annotations[protocol.DrainStartedAtAnnotation] != ""
+}
+
+// Updating: the node is between configs or has a reboot queued, so mco is why it is down if
+// it is down.
+func Updating(n *corev1.Node) bool {
+	return !Done(n) || n.Annotations[protocol.PostConfigActionAnnotation] != ""
+}
+
+// NotReadySince is when the node's Ready condition last left True, and whether it is not
+// Ready now. A node without a Ready condition has never been Ready; it has no such time.
+func NotReadySince(n *corev1.Node) (time.Time, bool) {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if c.Status == corev1.ConditionTrue {
+				return time.Time{}, false
+			}
+			return c.LastTransitionTime.Time, !c.LastTransitionTime.IsZero()
+		}
+	}
+	return time.Time{}, false
+}

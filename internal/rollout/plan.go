@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +24,9 @@ type Input struct {
 	// Nodes are the pool's managed members (see Members).
 	Nodes []*corev1.Node
 	Now   metav1.Time
+	// NotReadyThreshold is how long a node may stay NotReady in the middle of an update before
+	// the pool reports it and stops starting others (DefaultNotReadyThreshold when 0).
+	NotReadyThreshold time.Duration
 }
 
 // Decision is what the node controller should make true for a pool.
@@ -39,6 +43,12 @@ type Decision struct {
 	Completed bool
 	// Problems are pool misconfigurations worth an event (e.g. an unparsable maxUnavailable).
 	Problems []string
+	// Unresponsive are the nodes NotReady past the threshold in the middle of an update; while
+	// there are any, no node is started.
+	Unresponsive []Unresponsive
+	// RecheckAfter, when not 0, is when a NotReady node crosses the threshold: decide again then
+	// even if nothing changes.
+	RecheckAfter time.Duration
 }
 
 // Decide chooses the next nodes to update and computes the pool's status. Next is computed
@@ -50,7 +60,12 @@ func Decide(in Input) Decision {
 	if err != nil {
 		d.Problems = append(d.Problems, err.Error())
 	}
-	if d.Target != "" && !in.Pool.Spec.Paused {
+	threshold := in.NotReadyThreshold
+	if threshold <= 0 {
+		threshold = DefaultNotReadyThreshold
+	}
+	d.Unresponsive, d.RecheckAfter = unresponsive(in.Nodes, threshold, in.Now.Time)
+	if d.Target != "" && !in.Pool.Spec.Paused && len(d.Unresponsive) == 0 {
 		d.Next = nextNodes(in.Nodes, d.Target, limit)
 	}
 	after := in.Nodes
@@ -58,6 +73,9 @@ func Decide(in Input) Decision {
 		after = withDesired(in.Nodes, d.Next, d.Target)
 	}
 	d.Status, d.Completed = computeStatus(in.Pool, after, in.Now)
+	if d.Target != "" {
+		setUnresponsive(&d.Status, d.Unresponsive, threshold, in.Now)
+	}
 	return d
 }
 
@@ -75,31 +93,35 @@ func MaxUnavailable(pool *mcfgv1.MachineConfigPool, n int) (int, error) {
 	return max(v, 1), nil
 }
 
-// nextNodes applies the capacity rule. Nodes that are not Ready or are mid-update use up the
-// limit, and so do nodes failing to reach this very target. Nodes failing towards an older
-// target do not: otherwise one broken config would leave the pool stuck with no way to roll a
-// fixed one onto the broken node.
+// nextNodes applies the capacity rule: healthy nodes are started only while fewer than limit
+// nodes are unavailable. A node failing towards an older target (an update that was given up,
+// perhaps still cordoned by mco's drain for it) is always given the new target: it is
+// unavailable already, so retargeting it costs no capacity, and without it one broken config
+// would leave the pool stuck with no way to roll a fixed one onto the broken node.
 func nextNodes(nodes []*corev1.Node, target string, limit int) []string {
-	busy := 0
-	var candidates []*corev1.Node
+	unavailable := 0
+	var retarget, healthy []*corev1.Node
 	for _, n := range nodes {
+		if Unavailable(n) {
+			unavailable++
+		}
+		if desired(n) == target || !Healthy(n) {
+			continue
+		}
 		switch {
-		case !Ready(n) || (!Done(n) && !Failing(n)):
-			busy++
-		case Failing(n) && desired(n) == target:
-			busy++
-		}
-		if desired(n) != target && Ready(n) {
-			candidates = append(candidates, n)
+		case Failing(n) && (Ready(n) || CordonedForUpdate(n)):
+			retarget = append(retarget, n)
+		case Ready(n):
+			healthy = append(healthy, n)
 		}
 	}
-	capacity := limit - busy
-	if capacity <= 0 || len(candidates) == 0 {
-		return nil
-	}
-	SortCandidates(candidates)
+	SortCandidates(retarget)
+	SortCandidates(healthy)
 	var next []string
-	for _, n := range candidates[:min(capacity, len(candidates))] {
+	for _, n := range retarget {
+		next = append(next, n.Name)
+	}
+	for _, n := range healthy[:min(max(limit-unavailable, 0), len(healthy))] {
 		next = append(next, n.Name)
 	}
 	return next

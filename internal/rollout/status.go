@@ -68,9 +68,7 @@ func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now met
 	if len(degraded) > 0 {
 		poolcondition.Set(&st, mcfgv1.MachineConfigPoolNodeDegraded, corev1.ConditionTrue,
 			fmt.Sprintf("%d nodes are reporting degraded status on sync", len(degraded)),
-			nameNodes(degraded, func(n *corev1.Node) string {
-				return fmt.Sprintf("Node %s is reporting: %q", n.Name, n.Annotations[protocol.ReasonAnnotation])
-			}), now)
+			nameNodes(degraded, failingFirst, degradedPhrase)+remedy(degraded, target), now)
 	} else {
 		poolcondition.Set(&st, mcfgv1.MachineConfigPoolNodeDegraded, corev1.ConditionFalse, "", "", now)
 	}
@@ -79,7 +77,7 @@ func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now met
 	if len(blocked) > 0 {
 		poolcondition.Set(&st, poolcondition.DrainBlocked, corev1.ConditionTrue,
 			fmt.Sprintf("%d nodes have drains blocked", len(blocked)),
-			nameNodes(blocked, func(n *corev1.Node) string {
+			nameNodes(blocked, nil, func(n *corev1.Node) string {
 				return fmt.Sprintf("Drain of node %s is blocked: %s", n.Name, n.Annotations[protocol.DrainBlockedAnnotation])
 			}), now)
 	} else {
@@ -88,10 +86,18 @@ func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now met
 	return st, completed
 }
 
-// nameNodes joins one phrase per node, sorted by node name, naming at most maxNamedNodes.
-func nameNodes(nodes []*corev1.Node, phrase func(*corev1.Node) string) string {
+// nameNodes joins one phrase per node, sorted by rank (when given) then name, naming at most
+// maxNamedNodes.
+func nameNodes(nodes []*corev1.Node, rank func(*corev1.Node) int, phrase func(*corev1.Node) string) string {
 	sorted := slices.Clone(nodes)
-	slices.SortFunc(sorted, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(sorted, func(a, b *corev1.Node) int {
+		if rank != nil {
+			if c := rank(a) - rank(b); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	var parts []string
 	for _, n := range sorted[:min(len(sorted), maxNamedNodes)] {
 		parts = append(parts, phrase(n))
@@ -100,4 +106,40 @@ func nameNodes(nodes []*corev1.Node, phrase func(*corev1.Node) string) string {
 		parts = append(parts, fmt.Sprintf("and %d more", extra))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// degradedPhrase names the config a degraded node failed to reach (or is failing in) before its
+// reason, so the pool alone says what broke.
+func degradedPhrase(n *corev1.Node) string {
+	reason := n.Annotations[protocol.ReasonAnnotation]
+	if Failing(n) {
+		return fmt.Sprintf("Node %s failed to update from %s to %s: %q", n.Name, orNone(current(n)), desired(n), reason)
+	}
+	return fmt.Sprintf("Node %s is degraded in %s: %q", n.Name, orNone(current(n)), reason)
+}
+
+// failingFirst ranks nodes that failed to reach a config before nodes degraded in theirs: the
+// first phrase of the message is then the update that broke.
+func failingFirst(n *corev1.Node) int {
+	if Failing(n) {
+		return 0
+	}
+	return 1
+}
+
+// remedy tells the admin what will get failed nodes going again.
+func remedy(degraded []*corev1.Node, target string) string {
+	for _, n := range degraded {
+		if Failing(n) && desired(n) == target {
+			return fmt.Sprintf(". To recover, fix or delete the MachineConfig that broke %s (or the node as its reason says); the failed nodes are moved to the pool's next rendered config automatically", target)
+		}
+	}
+	return ""
+}
+
+func orNone(config string) string {
+	if config == "" {
+		return "no config"
+	}
+	return config
 }

@@ -87,7 +87,9 @@ func TestStatusConditions(t *testing.T) {
 			node("a", "new", inState(protocol.NodeUnreconcilable, "kernel type change")),
 			node("c", "new"),
 		}})
-		want := `Node a is reporting: "kernel type change", Node b is reporting: "failed to write /etc/x"`
+		// The failed update comes first, with the config it failed to reach, then the remedy.
+		want := `Node b failed to update from old to new: "failed to write /etc/x", Node a is degraded in new: "kernel type change". ` +
+			`To recover, fix or delete the MachineConfig that broke new (or the node as its reason says); the failed nodes are moved to the pool's next rendered config automatically`
 		wantCond(t, d.Status, mcfgv1.MachineConfigPoolNodeDegraded, corev1.ConditionTrue, want)
 		if c := poolcondition.Get(&d.Status, mcfgv1.MachineConfigPoolNodeDegraded); c.Reason != "2 nodes are reporting degraded status on sync" {
 			t.Errorf("reason %q", c.Reason)
@@ -101,7 +103,7 @@ func TestStatusConditions(t *testing.T) {
 		}
 		d := Decide(Input{Pool: pool("worker", "new"), Now: now, Nodes: nodes})
 		msg := poolcondition.Get(&d.Status, mcfgv1.MachineConfigPoolNodeDegraded).Message
-		if strings.Count(msg, "is reporting") != 10 || !strings.HasSuffix(msg, "and 15 more") {
+		if strings.Count(msg, "is degraded in new") != 10 || !strings.HasSuffix(msg, "and 15 more") {
 			t.Errorf("message %q", msg)
 		}
 	})

@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,12 +27,21 @@ const (
 	ReasonCompleted         = "Completed"
 	ReasonMultiplePools     = "MultipleCustomPools"
 	ReasonInvalidPoolConfig = "InvalidPoolConfiguration"
+	ReasonNodeUnresponsive  = "NodeUnresponsive"
 )
+
+// Options configure the node controller.
+type Options struct {
+	// NotReadyThreshold is how long a node may stay NotReady during an update before its pool
+	// reports it and starts no further nodes (rollout.DefaultNotReadyThreshold when 0).
+	NotReadyThreshold time.Duration
+}
 
 // Reconciler rolls one pool per reconcile.
 type Reconciler struct {
 	Client   client.Client
 	Recorder record.EventRecorder
+	Options  Options
 
 	pending *pendingWrites
 	// reported remembers warnings already emitted (key → message), so events mark transitions
@@ -67,16 +78,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	d := rollout.Decide(rollout.Input{Pool: pool, Nodes: members, Now: metav1.Now()})
+	d := rollout.Decide(rollout.Input{Pool: pool, Nodes: members, Now: metav1.Now(), NotReadyThreshold: r.Options.NotReadyThreshold})
 	for _, problem := range d.Problems {
 		r.warnOnce(pool, "pool/"+pool.Name, ReasonInvalidPoolConfig, problem)
 	}
+	r.reportUnresponsive(pool, members, d.Unresponsive)
 	recordPoolMetrics(pool.Name, d.Status)
 	nodesErr := r.writeNodes(ctx, pool, members, d)
 	if err := r.writeStatus(ctx, pool, d); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, nodesErr
+	// Nothing about a node that stays NotReady changes at the threshold, so no event comes
+	// then: look again when it is crossed.
+	return reconcile.Result{RequeueAfter: d.RecheckAfter}, nodesErr
+}
+
+// reportUnresponsive emits one Warning per node and config it did not come back from, and
+// forgets nodes that came back (so a second outage is reported again).
+func (r *Reconciler) reportUnresponsive(pool *mcfgv1.MachineConfigPool, members []*corev1.Node, lost []rollout.Unresponsive) {
+	threshold := r.Options.NotReadyThreshold
+	if threshold <= 0 {
+		threshold = rollout.DefaultNotReadyThreshold
+	}
+	isLost := map[string]bool{}
+	for _, u := range lost {
+		isLost[u.Node] = true
+		r.warnOnce(pool, "unresponsive/"+pool.Name+"/"+u.Node, ReasonNodeUnresponsive,
+			fmt.Sprintf("%s (longer than %s); no further nodes of pool %s are started until it is Ready again or deleted", u, threshold, pool.Name))
+	}
+	for _, n := range members {
+		if !isLost[n.Name] {
+			r.forgetWarning("unresponsive/" + pool.Name + "/" + n.Name)
+		}
+	}
 }
 
 // members lists the pool's managed nodes from the cache, as this controller last wrote them,

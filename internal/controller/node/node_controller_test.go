@@ -102,10 +102,10 @@ func TestDegradedNodeHaltsRolloutAndIsNamed(t *testing.T) {
 	// The first candidate (same creation second, so by name) fails to apply.
 	agent.Fail(nodes[0], "failed to write /etc/chrony.conf: read-only file system")
 	setTarget(t, ctx, role, "rendered-degrade-new")
-	want := `Node degrade-00 is reporting: "failed to write /etc/chrony.conf: read-only file system"`
-	p := waitPool(t, ctx, role, "NodeDegraded naming the node", 30*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
+	want := `Node degrade-00 failed to update from rendered-degrade-old to rendered-degrade-new: "failed to write /etc/chrony.conf: read-only file system". To recover, `
+	p := waitPool(t, ctx, role, "NodeDegraded naming the node, the config and the remedy", 30*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
 		c := poolcondition.Get(&p.Status, mcfgv1.MachineConfigPoolNodeDegraded)
-		return c != nil && c.Status == corev1.ConditionTrue && c.Message == want
+		return c != nil && c.Status == corev1.ConditionTrue && strings.HasPrefix(c.Message, want)
 	})
 	if !poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolDegraded) || p.Status.DegradedMachineCount != 1 {
 		t.Errorf("Degraded=%v degradedMachineCount=%d", poolcondition.Get(&p.Status, mcfgv1.MachineConfigPoolDegraded), p.Status.DegradedMachineCount)

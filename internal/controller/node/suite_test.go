@@ -31,6 +31,9 @@ var (
 // testDrainThreshold is short so the blocked-drain report shows up within a test.
 const testDrainThreshold = 2 * time.Second
 
+// testNotReadyThreshold is short so an unresponsive node is reported within a test.
+const testNotReadyThreshold = 3 * time.Second
+
 func TestMain(m *testing.M) {
 	os.Exit(testenv.RunWithControlPlane(m, "node controller", func(e *testenv.Env) (func(), error) {
 		env, k8sClient = e, e.Client
@@ -52,7 +55,8 @@ func startControllers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := (&Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("node-test")}).SetupWithManager(mgr); err != nil {
+	if err := (&Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("node-test"),
+		Options: Options{NotReadyThreshold: testNotReadyThreshold}}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	drainer := &drain.Reconciler{Client: mgr.GetClient(), Kube: kube, Recorder: mgr.GetEventRecorderFor("drain-test"),

@@ -63,7 +63,8 @@ var relevantNodeChange = predicate.Funcs{
 			!maps.Equal(protocolAnnotations(old), protocolAnnotations(cur)) ||
 			old.Spec.Unschedulable != cur.Spec.Unschedulable ||
 			!equality.Semantic.DeepEqual(old.Spec.Taints, cur.Spec.Taints) ||
-			rollout.Ready(old) != rollout.Ready(cur)
+			rollout.Ready(old) != rollout.Ready(cur) ||
+			rollout.Healthy(old) != rollout.Healthy(cur)
 	},
 }
 
@@ -74,6 +75,11 @@ var watchedAnnotations = []string{
 	protocol.StateAnnotation,
 	protocol.ReasonAnnotation,
 	protocol.DrainBlockedAnnotation,
+	// A failed node cordoned for its update may be retargeted; a queued reboot is an update.
+	protocol.DesiredDrainAnnotation,
+	protocol.LastAppliedDrainAnnotation,
+	protocol.DrainStartedAtAnnotation,
+	protocol.PostConfigActionAnnotation,
 }
 
 func protocolAnnotations(n *corev1.Node) map[string]string {
