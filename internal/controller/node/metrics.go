@@ -20,13 +20,17 @@ var (
 	unavailableMachineCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mco_unavailable_machine_count", Help: "Nodes of the pool that are not Ready, cordoned, updating or failing.",
 	}, []string{"pool"})
+	unresponsiveMachineCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mco_unresponsive_machine_count", Help: "Nodes of the pool NotReady mid-update past the threshold; while above 0 the pool starts no node.",
+	}, []string{"pool"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount)
+	metrics.Registry.MustRegister(machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount)
 }
 
-func recordPoolMetrics(pool string, st mcfgv1.MachineConfigPoolStatus) {
+func recordPoolMetrics(pool string, st mcfgv1.MachineConfigPoolStatus, unresponsive int) {
+	unresponsiveMachineCount.WithLabelValues(pool).Set(float64(unresponsive))
 	machineCount.WithLabelValues(pool).Set(float64(st.MachineCount))
 	updatedMachineCount.WithLabelValues(pool).Set(float64(st.UpdatedMachineCount))
 	degradedMachineCount.WithLabelValues(pool).Set(float64(st.DegradedMachineCount))
@@ -34,7 +38,7 @@ func recordPoolMetrics(pool string, st mcfgv1.MachineConfigPoolStatus) {
 }
 
 func forgetPoolMetrics(pool string) {
-	for _, g := range []*prometheus.GaugeVec{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount} {
+	for _, g := range []*prometheus.GaugeVec{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount} {
 		g.DeleteLabelValues(pool)
 	}
 }
