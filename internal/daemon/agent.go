@@ -60,13 +60,14 @@ func (o *Options) defaults(root *noderoot.Root) {
 // Agent is one node's agent. Its fields are the collaborators; what it learns while running
 // (the drift monitor, a pending drain or reboot) lives in session.
 type Agent struct {
-	opts    Options
-	root    *noderoot.Root
-	applier *apply.Applier
-	kube    *cluster
-	metrics *metrics
-	wake    chan struct{}
-	s       session
+	opts       Options
+	root       *noderoot.Root
+	applier    *apply.Applier
+	kube       *cluster
+	metrics    *metrics
+	driftWatch *driftWatch
+	wake       chan struct{}
+	s          session
 }
 
 // Run starts the agent and blocks until ctx ends.
@@ -85,6 +86,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	opts.defaults(root)
 	a := &Agent{opts: opts, root: root, wake: make(chan struct{}, 1), metrics: newMetrics(opts.Metrics),
 		applier: &apply.Applier{Root: root, Systemd: opts.Systemd, OS: opts.OS}}
+	a.driftWatch = &driftWatch{log: opts.Log, metrics: a.metrics, interval: opts.DriftInterval}
 	// Finish or undo an interrupted transaction before anything looks at the root.
 	rec, err := a.applier.Recover(ctx)
 	if err != nil {

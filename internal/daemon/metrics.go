@@ -12,6 +12,9 @@ type metrics struct {
 	drift         prometheus.Gauge
 	rebootsFailed prometheus.Counter
 	applySeconds  prometheus.Histogram
+	// The drift monitor's watches: how drift is found, not whether there is any.
+	driftWatchDegraded prometheus.Gauge
+	driftWatchErrors   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -24,9 +27,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Reboots the agent failed to queue"}),
 		applySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "mcd_apply_duration_seconds",
 			Help: "Time to write a config to the node, from journal to commit", Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}),
+		driftWatchDegraded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "mcd_drift_watch_degraded",
+			Help: "1 while some of the config's directories cannot be watched (inotify limits), so drift there is found only by the periodic check; 0 when all are watched"}),
+		driftWatchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcd_drift_watch_errors_total",
+			Help: "Failures of the drift monitor's file watching: kind watcher (no inotify instance), watch (a directory got no watch), events (events lost, e.g. queue overflow)"}, []string{"kind"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.state, m.drift, m.rebootsFailed, m.applySeconds)
+		reg.MustRegister(m.state, m.drift, m.rebootsFailed, m.applySeconds, m.driftWatchDegraded, m.driftWatchErrors)
 	}
 	return m
 }

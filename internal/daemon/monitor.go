@@ -44,8 +44,8 @@ func (a *Agent) startMonitor(ctx context.Context) {
 		}
 		results <- err
 		a.poke()
-	}}
-	go func() { _ = m.Run(mctx) }()
+	}, OnWatch: a.driftWatch.observe}
+	go m.Run(mctx)
 }
 
 // stopMonitor stops watching (an update is about to change the files on purpose).

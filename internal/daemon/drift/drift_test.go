@@ -127,7 +127,7 @@ func TestMonitorReportsOnlyChanges(t *testing.T) {
 	defer cancel()
 	m := &Monitor{Checker: c, Interval: 5 * time.Millisecond, Report: func(err error) { results <- err }}
 	done := make(chan struct{})
-	go func() { _ = m.Run(ctx); close(done) }()
+	go func() { m.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }() // checks run every 5 ms: stop them before the root closes
 	if err := <-results; err != nil {
 		t.Fatalf("first report: %v", err)

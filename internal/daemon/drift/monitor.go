@@ -2,10 +2,8 @@ package drift
 
 import (
 	"context"
-	"path"
 	"time"
 
-	securejoin "github.com/cyphar/filepath-securejoin"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -19,18 +17,35 @@ type Monitor struct {
 	Report   func(error)
 	// Settle coalesces bursts of events (an editor writes, renames and chmods) into one check.
 	Settle time.Duration
+	// OnWatch, when set, hears how the monitor learns of changes: once at the start, after
+	// each failed attempt to watch (the monitor then relies on the periodic check and tries
+	// again at each one), when events were lost, and when every directory is watched again.
+	// It runs on the monitor's goroutine.
+	OnWatch func(WatchStatus)
+
+	// newWatcher and addWatch are inotify_init and inotify_add_watch; tests put the kernel's
+	// limits in their place.
+	newWatcher func() (*fsnotify.Watcher, error)
+	addWatch   func(*fsnotify.Watcher, string) error
 }
 
-// Run watches until ctx ends. Watches go on the parent directories of the config's paths,
-// because editors and our own writes replace files by rename, which a watch on the file itself
-// would not survive.
-func (m *Monitor) Run(ctx context.Context) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return err
+// Run checks until ctx ends. It never gives up on a failure to watch: without watches, drift
+// is still found by the periodic check. Watches go on the parent directories of the config's
+// paths, because editors and our own writes replace files by rename, which a watch on the file
+// itself would not survive.
+func (m *Monitor) Run(ctx context.Context) {
+	newWatcher, add := m.newWatcher, m.addWatch
+	if newWatcher == nil {
+		newWatcher = fsnotify.NewWatcher
 	}
-	defer w.Close()
-	tracked := m.watch(w)
+	if add == nil {
+		add = addWatch
+	}
+	ws := newWatches(m.Checker, newWatcher, add)
+	defer ws.close()
+	st, _ := ws.establish()
+	m.onWatch(st)
+	degraded := st.Degraded()
 	settle := m.Settle
 	if settle == 0 {
 		settle = 50 * time.Millisecond
@@ -49,19 +64,36 @@ func (m *Monitor) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
-		case ev := <-w.Events:
-			if tracked[ev.Name] && pending == nil {
+			return
+		case ev := <-ws.events():
+			if ws.tracked[ev.Name] && pending == nil {
 				pending = time.After(settle)
 			}
-		case <-w.Errors:
-			// An overflowed queue loses events; the periodic check still catches the drift.
+		case err := <-ws.errors():
+			// An overflowed queue lost events: whatever they were, a check now sees it.
+			st := ws.status()
+			st.Failure, st.Err = EventsLost, err
+			m.onWatch(st)
+			check()
 		case <-pending:
 			pending = nil
 			check()
 		case <-tick.C:
+			if len(ws.pending) > 0 {
+				st, failed := ws.establish()
+				if failed || st.Degraded() != degraded {
+					m.onWatch(st)
+				}
+				degraded = st.Degraded()
+			}
 			check()
 		}
+	}
+}
+
+func (m *Monitor) onWatch(st WatchStatus) {
+	if m.OnWatch != nil {
+		m.OnWatch(st)
 	}
 }
 
@@ -72,23 +104,4 @@ func sameResult(a, b error) bool {
 		return a == b
 	}
 	return a.Error() == b.Error()
-}
-
-// watch adds the existing parent directories and returns the host paths worth reacting to.
-func (m *Monitor) watch(w *fsnotify.Watcher) map[string]bool {
-	rootPath := m.Checker.root.Path()
-	tracked := map[string]bool{}
-	dirs := map[string]bool{}
-	for _, e := range m.Checker.set.Entries {
-		hostDir, err := securejoin.SecureJoin(rootPath, path.Dir(e.Path))
-		if err != nil {
-			continue
-		}
-		tracked[path.Join(hostDir, path.Base(e.Path))] = true
-		if !dirs[hostDir] {
-			dirs[hostDir] = true
-			_ = w.Add(hostDir) // a missing directory is drift the periodic check reports
-		}
-	}
-	return tracked
 }
