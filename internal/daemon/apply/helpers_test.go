@@ -30,6 +30,12 @@ func requireSystemctl(t testing.TB) {
 func newNodeRoot(t testing.TB) string {
 	t.Helper()
 	root := t.TempDir()
+	populateRoot(t, root)
+	return root
+}
+
+func populateRoot(t testing.TB, root string) {
+	t.Helper()
 	files := map[string]string{
 		"etc/passwd":                             "root:x:0:0:root:/root:/bin/bash\ncore:x:1000:1000:CoreOS Admin:/home/core:/bin/bash\n",
 		"etc/group":                              "root:x:0:\nwheel:x:10:core\ncore:x:1000:\n",
@@ -51,7 +57,6 @@ func newNodeRoot(t testing.TB) string {
 	must(t, os.MkdirAll(filepath.Join(root, "home/core"), 0o700))
 	must(t, os.Chown(filepath.Join(root, "home/core"), 1000, 1000))
 	must(t, os.MkdirAll(filepath.Join(root, "etc/systemd/system"), 0o755))
-	return root
 }
 
 func must(t testing.TB, err error) {

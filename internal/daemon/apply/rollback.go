@@ -2,7 +2,7 @@ package apply
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -11,11 +11,21 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 )
 
-// Rollback returns the root to exactly where Begin found it.
+// Rollback returns the root to exactly where Begin found it, as far as this transaction
+// changed it.
 func (t *Txn) Rollback(ctx context.Context) error {
-	return t.a.rollback(ctx, t.j)
+	j := *t.j
+	// In this process the directories Apply made are known exactly; the journal lists them
+	// before they exist (a crash leaves only that list to Recover).
+	j.CreatedDirs = t.created
+	return t.a.rollback(ctx, &j)
 }
 
+// rollback undoes only what the journal says the transaction did or was about to do, in
+// reverse, and is idempotent: an interrupted rollback is finished by running it again. What it
+// finds that the transaction cannot have left (a directory or special file where it wrote a
+// file, a path whose parent is no longer a directory) is someone else's and stays as it is;
+// failing on it would leave the journal, and every later update, stuck.
 func (a *Applier) rollback(ctx context.Context, j *journal) error {
 	r := a.Root
 	touched := make([]string, 0, len(j.Priors))
@@ -32,7 +42,7 @@ func (a *Applier) rollback(ctx context.Context, j *journal) error {
 	}
 	for i := len(j.CreatedDirs) - 1; i >= 0; i-- {
 		if err := r.RemoveEmptyDir(j.CreatedDirs[i]); err != nil {
-			return err
+			return fmt.Errorf("rolling back %s: %w", j.CreatedDirs[i], err)
 		}
 	}
 	if j.SnapshotUnit {
@@ -51,18 +61,65 @@ func (a *Applier) rollback(ctx context.Context, j *journal) error {
 	return a.finish()
 }
 
+// restorePrior puts back what was at pr.Path, unless it is already there.
 func restorePrior(r *noderoot.Root, pr prior) error {
+	now, err := r.Lstat(pr.Path)
+	if err != nil {
+		return err
+	}
+	switch now.Type {
+	case noderoot.Directory, noderoot.Other:
+		return nil // the transaction writes only files and symlinks
+	case noderoot.Missing:
+		if pr.Kind == priorAbsent {
+			return nil
+		}
+		// Missing because the parent is gone or no directory: nothing to restore it into,
+		// and not the transaction's doing (it never replaces a directory).
+		if ok, err := r.IsDir(path.Dir(pr.Path)); err != nil || !ok {
+			return err
+		}
+	}
 	switch pr.Kind {
 	case priorAbsent:
 		return r.Remove(pr.Path, true)
 	case priorSymlink:
+		if now.Type == noderoot.Symlink && now.Target == pr.Target {
+			return nil
+		}
 		return r.Symlink(pr.Path, pr.Target, true)
 	case priorFile:
-		// Copy rather than link back: the backup must survive until the journal is gone in
-		// case this rollback is itself interrupted.
-		return r.CopyFile(pr.Backup, pr.Path, true)
+		return restoreFile(r, pr, now)
 	}
 	return fmt.Errorf("unknown prior kind %q", pr.Kind)
+}
+
+// restoreFile links the backup back over the path: that writes no data, so it also works on a
+// full file system, and the backup keeps its name in case this rollback is interrupted. A
+// copied backup (another file system) is copied back.
+func restoreFile(r *noderoot.Root, pr prior, now noderoot.Info) error {
+	backup, err := r.Lstat(pr.Backup)
+	if err != nil {
+		return err
+	}
+	if now.Type == noderoot.Regular && (sameFile(now, backup) || (pr.Ino != 0 && now.Ino == pr.Ino && now.Dev == pr.Dev)) {
+		return nil // never replaced, or restored by an interrupted rollback
+	}
+	if backup.Type != noderoot.Regular {
+		return fmt.Errorf("its backup %s is gone", pr.Backup)
+	}
+	lerr := r.LinkOver(pr.Backup, pr.Path, true)
+	if lerr == nil {
+		return nil
+	}
+	if err := r.CopyFile(pr.Backup, pr.Path, true); err != nil {
+		return errors.Join(lerr, err)
+	}
+	return nil
+}
+
+func sameFile(a, b noderoot.Info) bool {
+	return a.Type == noderoot.Regular && b.Type == noderoot.Regular && a.Ino == b.Ino && a.Dev == b.Dev
 }
 
 // removeTemps deletes temp files an interrupted atomic write left next to touched paths.
@@ -87,74 +144,4 @@ func removeTemps(r *noderoot.Root, paths []string) error {
 		}
 	}
 	return nil
-}
-
-// Outcome is what Recover found.
-type Outcome int
-
-const (
-	// Clean: no transaction was in progress.
-	Clean Outcome = iota
-	// RolledBack: an uncommitted transaction was undone; the root is in From.
-	RolledBack
-	// Completed: the transaction had committed; only its journal was left to drop.
-	Completed
-)
-
-// Recovery reports a Recover.
-type Recovery struct {
-	Outcome  Outcome
-	From, To string
-}
-
-// Recover finishes what a crash interrupted: a journal whose target is already the committed
-// currentconfig is dropped, any other is rolled back. Run it before anything reads the root.
-func (a *Applier) Recover(ctx context.Context) (Recovery, error) {
-	if err := removeTemps(a.Root, []string{JournalPath, CurrentConfigPath}); err != nil {
-		return Recovery{}, err
-	}
-	j, err := readJournal(a.Root)
-	if err != nil {
-		return Recovery{}, err
-	}
-	if j == nil {
-		return Recovery{Outcome: Clean}, a.cleanBackups()
-	}
-	committed, err := CommittedName(a.Root)
-	if err != nil {
-		return Recovery{}, err
-	}
-	rec := Recovery{From: j.From, To: j.To}
-	if committed == j.To && j.To != j.From {
-		rec.Outcome = Completed
-		return rec, a.finish()
-	}
-	rec.Outcome = RolledBack
-	return rec, a.rollback(ctx, j)
-}
-
-// CommittedName is the metadata.name of the MachineConfig in currentconfig, "" when absent.
-func CommittedName(r *noderoot.Root) (string, error) {
-	data, err := ReadCommitted(r)
-	if err != nil || data == nil {
-		return "", err
-	}
-	var meta struct {
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(data, &meta); err != nil {
-		return "", fmt.Errorf("corrupt %s: %w", CurrentConfigPath, err)
-	}
-	return meta.Metadata.Name, nil
-}
-
-// ReadCommitted returns the currentconfig record, nil when there is none.
-func ReadCommitted(r *noderoot.Root) ([]byte, error) {
-	data, err := r.ReadFile(CurrentConfigPath)
-	if noderoot.IsNotExist(err) {
-		return nil, nil
-	}
-	return data, err
 }

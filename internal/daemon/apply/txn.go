@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strconv"
 
 	"github.com/mco-dev/mco/internal/daemon/failpoint"
 	"github.com/mco-dev/mco/internal/daemon/nodefiles"
@@ -35,16 +34,22 @@ type Request struct {
 
 // Txn is a transaction that has journaled its intent.
 type Txn struct {
-	a       *Applier
-	req     Request
-	j       *journal
-	ops     []op
-	units   enablement
-	applied bool
+	a     *Applier
+	req   Request
+	j     *journal
+	ops   []op
+	units enablement
+	// created are the directories Apply made, exactly; the journal can only list them
+	// before they exist.
+	created []string
+	// stateDirs are state directories Begin made for the journal.
+	stateDirs []string
 }
 
 // Begin plans every mutation and journals the prior state of everything it will touch.
-// Nothing outside the state directory changes before Begin returns.
+// Nothing outside the state directory changes before Begin returns. A path it could only write
+// through something that is not a directory (a file, a dangling symlink, a symlink leading out
+// of the root) refuses the whole transaction here, naming the path and what is in the way.
 func (a *Applier) Begin(ctx context.Context, req Request) (*Txn, error) {
 	if j, err := readJournal(a.Root); err != nil || j != nil {
 		return nil, errors.Join(err, fmt.Errorf("a transaction from %q to %q is still journaled; recover first", jFrom(j), jTo(j)))
@@ -64,12 +69,23 @@ func (a *Applier) Begin(ctx context.Context, req Request) (*Txn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Txn{a: a, req: req, ops: p.ops, units: units, j: &journal{From: req.From, To: req.To}}
-	if err := t.journalPriors(); err != nil {
-		_ = a.cleanBackups()
+	if _, err := dirsToCreate(a.Root, p.ops); err != nil {
 		return nil, err
 	}
+	t := &Txn{a: a, req: req, ops: p.ops, units: units, j: &journal{From: req.From, To: req.To}}
+	if err := t.journalPriors(); err != nil {
+		return nil, errors.Join(err, t.undoBegin())
+	}
 	return t, nil
+}
+
+// undoBegin removes what a Begin that could not journal made: backups, state directories.
+func (t *Txn) undoBegin() error {
+	err := t.a.cleanBackups()
+	for i := len(t.stateDirs) - 1; i >= 0; i-- {
+		err = errors.Join(err, t.a.Root.RemoveEmptyDir(t.stateDirs[i]))
+	}
+	return err
 }
 
 func jFrom(j *journal) string {
@@ -95,83 +111,8 @@ func (t *Txn) Changed() []string {
 	return out
 }
 
-func (t *Txn) journalPriors() error {
-	r := t.a.Root
-	if _, err := r.MkdirAll(BackupDir, noderoot.DirSpec{Perm: 0o700}); err != nil {
-		return err
-	}
-	seen := map[string]bool{}
-	seenDir := map[string]bool{}
-	var backups []string
-	for _, o := range t.ops {
-		if seen[o.path] {
-			continue
-		}
-		seen[o.path] = true
-		pr, err := t.capture(o.path, len(t.j.Priors))
-		if err != nil {
-			return err
-		}
-		if pr.Backup != "" {
-			backups = append(backups, pr.Backup)
-		}
-		t.j.Priors = append(t.j.Priors, pr)
-		if o.kind == opRemove || seenDir[path.Dir(o.path)] {
-			continue
-		}
-		seenDir[path.Dir(o.path)] = true
-		missing, err := r.MissingDirs(path.Dir(o.path))
-		if err != nil {
-			return err
-		}
-		for _, d := range missing {
-			if !seenDir["created:"+d] {
-				seenDir["created:"+d] = true
-				t.j.CreatedDirs = append(t.j.CreatedDirs, d)
-			}
-		}
-	}
-	if !t.units.empty() {
-		links, dirs, err := snapshotUnitLinks(r)
-		if err != nil {
-			return err
-		}
-		t.j.UnitLinks, t.j.UnitDirs, t.j.SnapshotUnit = links, dirs, true
-	}
-	if err := r.SyncDirs(append(backups, BackupDir+"/x")); err != nil {
-		return err
-	}
-	return writeJournal(r, t.j)
-}
-
-// capture saves what is at p now: a hard link (or copy) of a file, a symlink's target, or
-// that nothing is there.
-func (t *Txn) capture(p string, n int) (prior, error) {
-	r := t.a.Root
-	info, err := r.Lstat(p)
-	if err != nil {
-		return prior{}, err
-	}
-	switch info.Type {
-	case noderoot.Missing:
-		return prior{Path: p, Kind: priorAbsent}, nil
-	case noderoot.Symlink:
-		return prior{Path: p, Kind: priorSymlink, Target: info.Target}, nil
-	case noderoot.Regular:
-		backup := BackupDir + "/" + strconv.Itoa(n)
-		if err := r.Link(p, backup); err != nil {
-			if err := r.CopyFile(p, backup, true); err != nil {
-				return prior{}, fmt.Errorf("backing up %s: %w", p, err)
-			}
-		}
-		return prior{Path: p, Kind: priorFile, Backup: backup}, nil
-	}
-	return prior{}, fmt.Errorf("%s is a directory or special file; refusing to replace it", p)
-}
-
 // Apply carries out the journaled mutations, then unit enablement, then OS staging.
 func (t *Txn) Apply(ctx context.Context) error {
-	t.applied = true
 	failpoint.Hit()
 	if len(t.units.disableFirst) > 0 {
 		if err := t.a.Systemd.Disable(ctx, t.units.disableFirst...); err != nil {
@@ -179,9 +120,12 @@ func (t *Txn) Apply(ctx context.Context) error {
 		}
 	}
 	r := t.a.Root
+	if err := t.journalDirs(); err != nil {
+		return err
+	}
 	for _, o := range t.ops {
 		if err := t.do(r, o); err != nil {
-			return fmt.Errorf("%s: %w", o, err)
+			return opError(o, err)
 		}
 		failpoint.Hit()
 	}
@@ -208,7 +152,9 @@ func (t *Txn) Apply(ctx context.Context) error {
 
 func (t *Txn) do(r *noderoot.Root, o op) error {
 	if o.kind != opRemove {
-		if _, err := r.MkdirAll(path.Dir(o.path), o.parents); err != nil {
+		created, err := r.MkdirAll(path.Dir(o.path), o.parents)
+		t.created = append(t.created, created...)
+		if err != nil {
 			return err
 		}
 	}

@@ -44,6 +44,9 @@ func (r *Root) WriteFile(p string, data []byte, opts WriteOptions) error {
 	}
 	if err != nil {
 		_ = unix.Unlinkat(dirfd, tmp, 0)
+		if pe, ok := err.(*os.PathError); ok { // the temp file's name means nothing to a reader
+			err = pe.Err
+		}
 		return &os.PathError{Op: "write", Path: p, Err: err}
 	}
 	if opts.Deferred {

@@ -1,0 +1,74 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+
+	"github.com/mco-dev/mco/internal/daemon/failpoint"
+	"github.com/mco-dev/mco/internal/daemon/noderoot"
+)
+
+// dirsToCreate lists, outermost first and once each, the directories the ops' parents lack
+// now. A parent that exists as something other than a directory refuses the transaction.
+func dirsToCreate(r *noderoot.Root, ops []op) ([]string, error) {
+	seenParent, seenDir := map[string]bool{}, map[string]bool{}
+	var dirs []string
+	for _, o := range ops {
+		parent := path.Dir(o.path)
+		if o.kind == opRemove || seenParent[parent] {
+			continue
+		}
+		seenParent[parent] = true
+		missing, err := r.MissingDirs(parent)
+		if err != nil {
+			return nil, refusal(o.path, err)
+		}
+		for _, d := range missing {
+			if !seenDir[d] {
+				seenDir[d] = true
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	return dirs, nil
+}
+
+func refusal(p string, err error) error {
+	var nd *noderoot.NotDirError
+	if errors.As(err, &nd) {
+		return fmt.Errorf("%s: %w; refusing", p, nd)
+	}
+	return fmt.Errorf("%s: %w", p, err)
+}
+
+// journalDirs records the directories Apply is about to create before it creates any, in one
+// journal write (not one per directory: 1,000 files in 20 new directories stay one sync).
+// They are listed as they are now, just before the writes, not as Begin saw them.
+func (t *Txn) journalDirs() error {
+	dirs, err := dirsToCreate(t.a.Root, t.ops)
+	if err != nil || len(dirs) == 0 {
+		return err
+	}
+	j := *t.j
+	j.CreatedDirs = dirs
+	if err := writeJournal(t.a.Root, &j); err != nil {
+		return err
+	}
+	t.j = &j
+	failpoint.Hit()
+	return nil
+}
+
+// opError names the op and path once: noderoot's own errors carry the path already.
+func opError(o op, err error) error {
+	if pe, ok := err.(*os.PathError); ok && pe.Path == o.path {
+		err = pe.Err
+	}
+	var nd *noderoot.NotDirError
+	if errors.As(err, &nd) {
+		return fmt.Errorf("%s: %w; refusing", o, err)
+	}
+	return fmt.Errorf("%s: %w", o, err)
+}
