@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/daemon"
+	"github.com/mco-dev/mco/internal/daemon/apply"
 )
 
 func newDaemonCommand() *cobra.Command {
@@ -52,7 +54,7 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 	f.DurationVar(&opts.DriftInterval, "drift-check-interval", 30*time.Second, "period of the drift check between file events")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", time.Hour, "how long to wait for the drain controller before reporting Degraded")
 	f.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8797", "address of the Prometheus metrics endpoint; 0 disables")
-	cmd.AddCommand(newDaemonRevertCommand(), newDaemonFirstBootCommand())
+	cmd.AddCommand(newDaemonRevertCommand(), newDaemonRecoverCommand(), newDaemonFirstBootCommand())
 	return cmd
 }
 
@@ -77,6 +79,63 @@ Stop the agent first.`,
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "/", "where the node's root file system is mounted")
+	return cmd
+}
+
+func newDaemonRecoverCommand() *cobra.Command {
+	var root string
+	var abandon bool
+	cmd := &cobra.Command{
+		Use:   "recover",
+		Short: "Settle an update the agent could not roll back: roll it back now, or abandon it",
+		Long: `When a rollback fails (a path replaced by hand, a full disk, a lost backup), the update stays
+journaled in <root>/etc/machine-config-daemon/journal, the Node is Degraded (event JournalStuck)
+with the update, the error and the time of the next retry, and the agent retries on a backoff
+(5 s doubling to 5 min). No other update starts while the journal is there.
+
+Without --abandon: repair what the error names, then run this. It rolls the update back now (or
+finishes one that had committed) and says which config the root is in; it exits 1 while the
+rollback still fails. The running agent notices at its next retry.
+
+With --abandon: the rollback is given up. The journal and its backups are kept in
+<root>/etc/machine-config-daemon/journal.abandoned-<time>/ and dropped, and the force file
+<root>/run/machine-config-daemon-force is created: the root is in neither config now, and the
+agent rewrites the node's desired config in full (and reboots) at its next retry. Creating the
+force file yourself does the same, as in OpenShift.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			if abandon {
+				ab, err := daemon.AbandonJournal(root, time.Now())
+				if err != nil {
+					return err
+				}
+				if ab == nil {
+					fmt.Fprintf(out, "nothing to abandon: no update is journaled in %s\n", root)
+					return nil
+				}
+				fmt.Fprintf(out, "abandoned the update from %q to %q without rolling it back; its journal and backups are in %s\n"+
+					"created %s: the agent rewrites the desired config in full and reboots at its next retry\n",
+					ab.From, ab.To, filepath.Join(root, ab.SavedTo), filepath.Join(root, daemon.ForceFilePath))
+				return nil
+			}
+			rec, err := daemon.RecoverRoot(cmd.Context(), root)
+			if err != nil {
+				return err
+			}
+			switch rec.Outcome {
+			case apply.RolledBack:
+				fmt.Fprintf(out, "rolled back the update from %q to %q: the node root %s is in %q again\n", rec.From, rec.To, root, rec.From)
+			case apply.Completed:
+				fmt.Fprintf(out, "the update from %q to %q had committed; dropped its journal: the node root %s is in %q\n", rec.From, rec.To, root, rec.To)
+			default:
+				fmt.Fprintf(out, "nothing to recover: no update is journaled in %s\n", root)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&root, "root", "/", "where the node's root file system is mounted")
+	cmd.Flags().BoolVar(&abandon, "abandon", false, "give the rollback up: keep and drop the journal, create the force file")
 	return cmd
 }
 

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -27,6 +26,9 @@ type Options struct {
 	DriftInterval time.Duration
 	// DrainTimeout bounds the wait for the drain controller before reporting Degraded.
 	DrainTimeout time.Duration
+	// JournalRetry is the first delay of retrying a journal whose rollback failed (default
+	// 5 s); it doubles up to 5 min.
+	JournalRetry time.Duration
 	// Rebooter, Systemd and OS default to the real ones for Root.
 	Rebooter reboot.Rebooter
 	Systemd  systemd.Manager
@@ -42,6 +44,9 @@ func (o *Options) defaults(root *noderoot.Root) {
 	}
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = time.Hour
+	}
+	if o.JournalRetry == 0 {
+		o.JournalRetry = 5 * time.Second
 	}
 	if o.Systemd == nil {
 		o.Systemd = systemd.New(o.Root)
@@ -87,10 +92,14 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	a := &Agent{opts: opts, root: root, wake: make(chan struct{}, 1), metrics: newMetrics(opts.Metrics),
 		applier: &apply.Applier{Root: root, Systemd: opts.Systemd, OS: opts.OS}}
 	a.driftWatch = &driftWatch{log: opts.Log, metrics: a.metrics, interval: opts.DriftInterval}
-	// Finish or undo an interrupted transaction before anything looks at the root.
+	// Finish or undo an interrupted transaction before anything looks at the root, even before
+	// the API answers. One that cannot be undone does not stop the agent: it is reported on the
+	// Node and retried (resolveJournal), where exiting would only restart into the same failure
+	// without ever telling anyone.
 	rec, err := a.applier.Recover(ctx)
 	if err != nil {
-		return fmt.Errorf("recovering an interrupted update: %w", err)
+		rec = apply.Recovery{} // nothing was rolled back or completed
+		a.noteStuck(err)
 	}
 	if a.kube, err = newCluster(cfg, opts.NodeName, a.poke); err != nil {
 		return err
@@ -112,7 +121,8 @@ func (a *Agent) poke() {
 	}
 }
 
-// loop syncs on every wake-up, retrying failures with a growing delay (1 s to 1 min).
+// loop syncs on every wake-up, retrying failures with a growing delay (1 s to 1 min). While a
+// journal is stuck it only retries that, on the journal's own backoff.
 func (a *Agent) loop(ctx context.Context) error {
 	defer a.stopMonitor()
 	delay := retryDelays.min
@@ -122,10 +132,15 @@ func (a *Agent) loop(ctx context.Context) error {
 		if !started {
 			started = a.startup(ctx) == nil
 		}
-		err := a.sync(ctx)
+		retryAt, err := a.resolveJournal(ctx)
+		if err == nil && retryAt.IsZero() {
+			err = a.sync(ctx)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil
+		case !retryAt.IsZero():
+			retry = time.After(time.Until(retryAt))
 		case err != nil || !started:
 			a.opts.Log.Error("sync failed; retrying", "node", a.opts.NodeName, "in", delay, "err", err)
 			retry = time.After(delay)

@@ -20,6 +20,8 @@ import (
 
 // session is what the agent learned since it started.
 type session struct {
+	// stuck is a journal whose rollback failed, retried until recovered or abandoned.
+	stuck *stuckJournal
 	// checker verifies the disk against checkedConfig; monitor runs it in the background.
 	checker       *drift.Checker
 	checkedConfig string

@@ -27,6 +27,8 @@ func TestMain(m *testing.M) {
 		os.Exit(childApply())
 	case "recover":
 		os.Exit(childRecover())
+	case "hazard":
+		os.Exit(childHazard())
 	}
 	os.Exit(2)
 }
@@ -59,10 +61,11 @@ func mustSet(ign string) (s setT) {
 }
 
 // runChild runs the test binary in a child mode and reports whether SIGKILL ended it.
-func runChild(t *testing.T, mode, root string, killAt int) (killed bool) {
+func runChild(t *testing.T, mode, root string, killAt int, env ...string) (killed bool) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, "ROOT="+root, failpoint.KillAtEnv+"="+strconv.Itoa(killAt))
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -102,11 +105,7 @@ func TestKillAtEveryStep(t *testing.T) {
 			t.Logf("killed at each of %d steps; root ended in the old config %d times, in the new %d times", n-1, sawOld, sawNew)
 			break
 		}
-		// The restarted agent may itself be killed in its first recovery step.
-		runChild(t, "recover", root, 1)
-		if runChild(t, "recover", root, 0) {
-			t.Fatal("recover killed without a kill point")
-		}
+		recoverKilledAtEveryStep(t, root)
 		got := snapshot(t, root)
 		switch {
 		case len(diffSnapshots(got, oldTree)) == 0:
@@ -120,5 +119,71 @@ func TestKillAtEveryStep(t *testing.T) {
 	}
 	if sawOld == 0 || sawNew == 0 {
 		t.Errorf("expected both outcomes across the kill points (old %d, new %d)", sawOld, sawNew)
+	}
+}
+
+// recoverKilledAtEveryStep restarts the agent after a kill, and kills its recovery at the
+// first step, then the restarted one at the second, and so on until one finishes: every step
+// of a rollback is interrupted once, on top of all the interrupted attempts before it.
+func recoverKilledAtEveryStep(t *testing.T, root string) (steps int) {
+	t.Helper()
+	for runChild(t, "recover", root, steps+1) {
+		steps++
+	}
+	return steps
+}
+
+// childHazard runs the transaction of hazard $HAZARD on the prepared root in $ROOT: it must
+// fail and roll back.
+func childHazard() int {
+	err, undoErr := runHazard(&panicTB{}, os.Getenv("ROOT"), hazardByName(os.Getenv("HAZARD")), false, nil)
+	if err == nil || undoErr != nil {
+		fmt.Fprintf(os.Stderr, "transaction error %v, rollback error %v\n", err, undoErr)
+		return 1
+	}
+	return 0
+}
+
+// TestKillHazards kills a transaction that fails on a hazard at every step of its Apply and of
+// its rollback, then its recovery at the first step: the root always ends exactly as the
+// transaction found it, with no journal, and the next transaction goes through.
+func TestKillHazards(t *testing.T) {
+	for _, h := range hazards() {
+		if h.refused || h.later {
+			continue
+		}
+		t.Run(h.name, func(t *testing.T) {
+			recoverySteps := 0
+			for n := 1; ; n++ {
+				root := hazardRoot(t, h)
+				before := snapshot(t, root)
+				killed := runChild(t, "hazard", root, n, "HAZARD="+h.name)
+				if killed {
+					// Killed once more in recovery (TestKillAtEveryStep kills every recovery
+					// step; here that would multiply the child runs by the steps).
+					if runChild(t, "recover", root, 1) {
+						recoverySteps++
+					}
+					if runChild(t, "recover", root, 0) {
+						t.Fatal("recover killed without a kill point")
+					}
+				}
+				if h.settle != nil {
+					h.settle(t, root)
+				}
+				checkUndone(t, root, before)
+				checkNextTransaction(t, root)
+				if t.Failed() {
+					t.Fatalf("killed at step %d", n)
+				}
+				if !killed {
+					if n < 10 {
+						t.Fatalf("only %d kill points", n-1)
+					}
+					t.Logf("killed at each of %d steps, recovery killed %d times", n-1, recoverySteps)
+					return
+				}
+			}
+		})
 	}
 }
