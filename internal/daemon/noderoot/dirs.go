@@ -40,29 +40,57 @@ func (r *Root) MissingDirs(dir string) ([]string, error) {
 		return nil, err
 	}
 	var missing []string
+	var why error // why the outermost missing one did not open
 	for p := dir; p != "/"; p = path.Dir(p) {
 		d, err := r.openDir(p)
 		if err == nil {
+			if len(missing) > 0 {
+				err = checkAbsent(d, missing[0], why)
+			}
 			d.Close()
+			if err != nil {
+				return nil, err
+			}
 			break
 		}
 		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
 			return nil, fmt.Errorf("looking up %s: %w", p, err)
 		}
-		// Why it did not open: absent (then look further up), or something else is there.
-		info, lerr := r.Lstat(p)
-		if lerr != nil && !errors.Is(lerr, unix.ELOOP) { // a looping parent: named further up
-			return nil, lerr
-		}
-		if info.Type != Missing {
-			return nil, notDir(p, info, err)
-		}
-		missing = append(missing, p)
+		missing = append([]string{p}, missing...)
+		why = err
 	}
-	for i, j := 0, len(missing)-1; i < j; i, j = i+1, j-1 {
-		missing[i], missing[j] = missing[j], missing[i]
+	if len(missing) > 0 && path.Dir(missing[0]) == "/" {
+		d, err := r.openDir("/")
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		if err := checkAbsent(d, missing[0], why); err != nil {
+			return nil, err
+		}
 	}
 	return missing, nil
+}
+
+// checkAbsent tells why p, the child of the open directory d, did not open: it is absent (so
+// is everything below it), or something else is there. One fstatat on the handle in hand:
+// this runs for every parent of every file a transaction writes.
+func checkAbsent(d *os.File, p string, why error) error {
+	var st unix.Stat_t
+	err := unix.Fstatat(int(d.Fd()), path.Base(p), &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return &os.PathError{Op: "lstat", Path: p, Err: err}
+	}
+	info := Info{Type: fileType(st.Mode)}
+	if info.Type == Symlink {
+		if info.Target, err = readlinkat(int(d.Fd()), path.Base(p)); err != nil {
+			return &os.PathError{Op: "readlink", Path: p, Err: err}
+		}
+	}
+	return notDir(p, info, why)
 }
 
 func notDir(p string, info Info, err error) *NotDirError {
@@ -83,8 +111,8 @@ func notDir(p string, info Info, err error) *NotDirError {
 		default:
 			what = fmt.Sprintf("a symlink to %q, which is not a directory inside the node root", info.Target)
 		}
-	case Directory:
-		what = "a directory that cannot be opened"
+	case Directory: // made meanwhile, or a mount that cannot be looked up
+		what = fmt.Sprintf("a directory that cannot be opened (%v)", errno)
 	}
 	return &NotDirError{Path: p, What: what, Err: errno}
 }

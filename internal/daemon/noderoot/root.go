@@ -124,20 +124,25 @@ func (r *Root) Lstat(p string) (Info, error) {
 		Perm: st.Mode & 0o7777, UID: int(st.Uid), GID: int(st.Gid), Size: st.Size,
 		ModTime: st.Mtim, ChangeTime: st.Ctim, Ino: st.Ino, Dev: st.Dev,
 	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		info.Type = Regular
-	case unix.S_IFDIR:
-		info.Type = Directory
-	case unix.S_IFLNK:
-		info.Type = Symlink
+	info.Type = fileType(st.Mode)
+	if info.Type == Symlink {
 		if info.Target, err = readlinkat(int(d.Fd()), base); err != nil {
 			return Info{}, &os.PathError{Op: "readlink", Path: p, Err: err}
 		}
-	default:
-		info.Type = Other
 	}
 	return info, nil
+}
+
+func fileType(mode uint32) FileType {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return Regular
+	case unix.S_IFDIR:
+		return Directory
+	case unix.S_IFLNK:
+		return Symlink
+	}
+	return Other
 }
 
 func readlinkat(dirfd int, base string) (string, error) {
