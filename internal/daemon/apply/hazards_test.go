@@ -107,6 +107,8 @@ func hazards() []hazard {
 			wantErr: `/etc/x/file: /etc/x is a symlink to "/`},
 		{name: "dangling symlink component", refused: true, setup: symlink(fixed("/etc/nowhere")),
 			wantErr: strings.Replace(dangling, "%q", `"/etc/nowhere"`, 1)},
+		{name: "symlink loop component", refused: true, setup: symlink(fixed("x")),
+			wantErr: `/etc/x/file: /etc/x is a symlink to "x", which loops; refusing`},
 		{name: "component is a regular file", refused: true, setup: file,
 			wantErr: "/etc/x/file: /etc/x is a regular file, not a directory; refusing"},
 		{name: "target is a directory", refused: true, setup: mkdir("etc/x/file"),
@@ -140,7 +142,7 @@ func hazards() []hazard {
 			settle: func(t testing.TB, root string) { must(t, os.Remove(filepath.Join(root, "filler"))) }},
 	}
 	// The same states appearing after Begin: Apply refuses before it writes anything.
-	for _, h := range hs[2:7] {
+	for _, h := range hs[2:8] {
 		h.name += " after Begin"
 		h.later, h.refused = true, false
 		if h.name == "target is a directory after Begin" {

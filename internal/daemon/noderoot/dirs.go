@@ -53,7 +53,7 @@ func (r *Root) MissingDirs(dir string) ([]string, error) {
 			}
 			break
 		}
-		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
+		if !unreachable(err) {
 			return nil, fmt.Errorf("looking up %s: %w", p, err)
 		}
 		missing = append([]string{p}, missing...)
@@ -202,7 +202,7 @@ func (r *Root) IsDir(p string) (bool, error) {
 		d.Close()
 		return true, nil
 	}
-	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+	if unreachable(err) {
 		return false, nil
 	}
 	return false, err
@@ -211,7 +211,7 @@ func (r *Root) IsDir(p string) (bool, error) {
 // ReadDir lists the names in directory p (nil if there is no directory at p).
 func (r *Root) ReadDir(p string) ([]os.DirEntry, error) {
 	d, err := r.openDir(p)
-	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+	if unreachable(err) {
 		return nil, nil
 	}
 	if err != nil {

@@ -105,13 +105,17 @@ func TestUndoToleratesWhatItFinds(t *testing.T) {
 	mustDo(t, os.WriteFile(filepath.Join(root, "etc/file"), nil, 0o644))
 	mustDo(t, os.Symlink("/etc/real", filepath.Join(root, "etc/link")))
 	mustDo(t, os.Symlink("/nowhere", filepath.Join(root, "etc/dangling")))
+	mustDo(t, os.Symlink("loop", filepath.Join(root, "etc/loop")))
 	r := openTest(t, root)
-	for _, p := range []string{"/etc/full", "/etc/link", "/etc/file", "/etc/dangling", "/etc/file/sub", "/etc/dangling/sub", "/etc/absent/sub"} {
+	for _, p := range []string{"/etc/full", "/etc/link", "/etc/file", "/etc/dangling", "/etc/loop", "/etc/file/sub", "/etc/dangling/sub", "/etc/loop/sub", "/etc/absent/sub"} {
 		if err := r.RemoveEmptyDir(p); err != nil {
 			t.Errorf("RemoveEmptyDir(%s): %v", p, err)
 		}
 	}
-	for _, p := range []string{"/etc/file/sub", "/etc/dangling/sub", "/etc/absent/sub"} {
+	for _, p := range []string{"/etc/file/sub", "/etc/dangling/sub", "/etc/loop/sub", "/etc/absent/sub"} {
+		if info, err := r.Lstat(p); err != nil || info.Type != Missing {
+			t.Errorf("Lstat(%s) = %+v, %v", p, info, err)
+		}
 		if err := r.Remove(p, true); err != nil {
 			t.Errorf("Remove(%s): %v", p, err)
 		}
@@ -122,9 +126,9 @@ func TestUndoToleratesWhatItFinds(t *testing.T) {
 			t.Errorf("IsDir(%s) = %v, %v", p, ok, err)
 		}
 	}
-	mustDo(t, r.SyncDirs([]string{"/etc/file/sub/x", "/etc/dangling/sub/x"}))
+	mustDo(t, r.SyncDirs([]string{"/etc/file/sub/x", "/etc/dangling/sub/x", "/etc/loop/sub/x"}))
 	mustDo(t, r.RemoveEmptyDir("/etc/empty"))
-	for _, p := range []string{"etc/full/keep", "etc/link", "etc/file", "etc/dangling", "etc/real"} {
+	for _, p := range []string{"etc/full/keep", "etc/link", "etc/file", "etc/dangling", "etc/loop", "etc/real"} {
 		if _, err := os.Lstat(filepath.Join(root, p)); err != nil {
 			t.Errorf("%s was removed", p)
 		}

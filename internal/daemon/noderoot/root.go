@@ -103,10 +103,11 @@ type Info struct {
 	Target     string
 }
 
-// Lstat describes p without following a symlink at p. A missing p (or parent) is Missing.
+// Lstat describes p without following a symlink at p. A p that cannot exist, because a
+// parent is missing, not a directory, or a symlink that dangles or loops, is Missing.
 func (r *Root) Lstat(p string) (Info, error) {
 	d, base, err := r.parent(p)
-	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+	if unreachable(err) {
 		return Info{Type: Missing}, nil
 	}
 	if err != nil {
@@ -182,6 +183,12 @@ func (r *Root) OpenFile(p string) (*os.File, error) {
 func (r *Root) Exists(p string) (bool, error) {
 	info, err := r.Lstat(p)
 	return info.Type != Missing, err
+}
+
+// unreachable: resolving a path failed because it cannot exist (a component is missing, not
+// a directory, or a symlink that dangles or loops), not because of an I/O error.
+func unreachable(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP)
 }
 
 // IsNotExist reports whether err means a path is missing.

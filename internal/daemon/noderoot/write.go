@@ -131,7 +131,7 @@ func (r *Root) RemoveEmptyDir(p string) error {
 // dangling symlink, as already gone.
 func (r *Root) unlink(p string, flags int, deferred bool) error {
 	d, base, err := r.parent(p)
-	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+	if unreachable(err) {
 		return nil
 	}
 	if err != nil {
@@ -231,7 +231,7 @@ func (r *Root) SyncDirs(paths []string) error {
 		}
 		seenDir[dir] = true
 		d, err := r.openDir(dir)
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		if unreachable(err) {
 			continue // no directory there, nothing of ours to sync
 		}
 		if err != nil {
