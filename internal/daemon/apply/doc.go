@@ -2,12 +2,20 @@
 // transaction that survives crashes.
 //
 // Begin computes every mutation up front (file writes, symlinks, removals, ownership records,
-// core's password), records the prior state of each touched path in a journal (hard-linked or
-// copied backups, symlink targets, directories about to be created, the unit enablement
-// symlinks) and syncs it. Apply then mutates; Commit syncs and atomically writes the
-// currentconfig record, which is the commit point, and drops the journal. Rollback, or
-// Recover after a crash, restores every touched path from the journal, so the root is exactly
-// in the old or the new config, never in between.
+// core's password), refuses a path whose parent is not a directory (a file, a dangling symlink,
+// one leading out of the root), records the prior state of each touched path in a journal
+// (hard-linked or copied backups, symlink targets, the unit enablement symlinks) and syncs it.
+// Apply journals the directories it is about to create, then mutates; Commit syncs and
+// atomically writes the currentconfig record, which is the commit point, and drops the
+// journal. Rollback, or Recover after a crash, restores every touched path from the journal,
+// so the root is exactly in the old or the new config, never in between.
+//
+// A rollback undoes only what its transaction did. What it finds that the transaction cannot
+// have left (a directory or special file where it wrote a file, a symlink or file where it
+// made a directory, a directory with foreign content, a path whose parent no longer resolves)
+// stays as it is rather than failing the rollback and leaving the journal in every later
+// update's way. A file that was never replaced (its inode is still there, e.g. immutable) is
+// left alone; a replaced one gets its backup linked back, which needs no free block.
 //
 // Files under <root>/etc/machine-config-daemon:
 //
