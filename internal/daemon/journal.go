@@ -104,19 +104,24 @@ func (a *Agent) resolveJournal(ctx context.Context) (time.Time, error) {
 	}
 	force := false
 	if journaled {
+		if a.kube.node() == nil { // nothing to report on; the Node's arrival wakes the loop
+			return timeZero, fmt.Errorf("node %s not found", a.opts.NodeName)
+		}
 		if force, err = a.root.Exists(ForceFilePath); err != nil {
 			return timeZero, err
 		}
 	}
 	switch nextJournalAction(a.s.stuck, journaled, force, time.Now()) {
 	case journalNone:
-		if s := a.s.stuck; s != nil {
-			a.s.stuck = nil
-			a.forgetCommitted()
-			a.kube.event(corev1.EventTypeNormal, "JournalCleared",
-				"The journal of the update from %q to %q is gone: it was recovered or abandoned outside the agent", s.from, s.to)
+		s := a.s.stuck
+		if s == nil {
+			return timeZero, nil
 		}
-		return timeZero, nil
+		a.s.stuck = nil
+		a.forgetCommitted()
+		a.kube.event(corev1.EventTypeNormal, "JournalCleared",
+			"The journal of the update from %q to %q is gone: it was recovered or abandoned outside the agent", s.from, s.to)
+		return timeZero, a.unstuck(ctx)
 	case journalAbandon:
 		return timeZero, a.abandonJournal(ctx)
 	case journalWait:
@@ -129,9 +134,7 @@ func (a *Agent) resolveJournal(ctx context.Context) (time.Time, error) {
 		a.s.stuck = nil
 		a.reportRecovery(rec)
 		if wasStuck {
-			// The Node still shows the stuck journal; the root is in a config again, which
-			// the sync that follows verifies.
-			return timeZero, a.report(ctx, protocol.NodeWorking, "", nil)
+			return timeZero, a.unstuck(ctx)
 		}
 		return timeZero, nil
 	}
@@ -155,14 +158,20 @@ func (a *Agent) noteStuck(err error) {
 // is new.
 func (a *Agent) reportStuck(ctx context.Context) error {
 	s := a.s.stuck
-	if a.kube.node() == nil {
-		return fmt.Errorf("node %s not found", a.opts.NodeName)
-	}
 	if msg := s.err.Error(); msg != s.announced {
 		s.announced = msg
 		a.kube.event(corev1.EventTypeWarning, "JournalStuck", "%s", s.reason())
 	}
 	return a.report(ctx, protocol.NodeDegraded, s.reason(), nil)
+}
+
+// unstuck clears the stuck journal's reason: the root is in a config again, which the sync
+// that follows verifies.
+func (a *Agent) unstuck(ctx context.Context) error {
+	if a.kube.node() == nil {
+		return nil
+	}
+	return a.report(ctx, protocol.NodeWorking, "", nil)
 }
 
 // abandonJournal gives up a stuck rollback for the force file: the journal is kept for

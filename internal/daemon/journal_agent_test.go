@@ -242,3 +242,33 @@ func mustBeAbsent(t testing.TB, root string, paths ...string) {
 		}
 	}
 }
+
+// TestRecoverByHandUnsticksRunningAgent: an admin who fixes the cause and runs `mco daemon
+// recover` (its core, RecoverRoot) while the agent waits out a long backoff sees the agent
+// notice at its next wake-up, not only at the retry, and reach Done.
+func TestRecoverByHandUnsticksRunningAgent(t *testing.T) {
+	testenv.Integration(t)
+	requireSystemctl(t)
+	ctx := context.Background()
+	const name = "stuck-by-hand"
+	dir := "/etc/containers/registries.d"
+	r0 := machineConfig("rendered-by-hand-0", map[string]string{dir + "/hand.yaml": "zero"})
+	r1 := machineConfig("rendered-by-hand-1", map[string]string{dir + "/hand.yaml": "one"})
+	createConfigs(t, ctx, r0, r1)
+	root := newRoot(t)
+	provision(t, root, r0)
+	restore := stickJournal(t, root, r0, r1)
+	createBareNode(t, ctx, name)
+	startAgentWith(t, name, root, func(o *daemon.Options) { o.JournalRetry = time.Hour }, nil)
+	awaitNode(t, ctx, name, "Degraded by the stuck journal", degradedBy("could not be rolled back"))
+
+	restore()
+	rec, err := daemon.RecoverRoot(ctx, root)
+	if err != nil || rec.Outcome != apply.RolledBack {
+		t.Fatalf("RecoverRoot = %+v, %v; want rolled back", rec, err)
+	}
+	annotate(t, ctx, name, map[string]string{"example.com/poke": "1"}) // any change to the Node wakes the agent
+	awaitNode(t, ctx, name, "Done in "+r0.Name, doneIn(r0.Name))
+	awaitEvent(t, ctx, name, "JournalCleared")
+	mustContain(t, root, dir+"/hand.yaml", "zero")
+}
