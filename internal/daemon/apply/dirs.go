@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 
 	"github.com/mco-dev/mco/internal/daemon/failpoint"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
@@ -43,12 +44,13 @@ func refusal(p string, err error) error {
 	return fmt.Errorf("%s: %w", p, err)
 }
 
-// journalDirs records the directories Apply is about to create before it creates any, in one
-// journal write (not one per directory: 1,000 files in 20 new directories stay one sync).
-// They are listed as they are now, just before the writes, not as Begin saw them.
+// journalDirs makes sure the journal lists exactly the directories Apply is about to create,
+// before it creates any. Begin listed them with the priors (no sync of its own: 1,000 files in
+// 20 new directories stay one journal write); if the disk changed since, they are listed
+// again as they are now.
 func (t *Txn) journalDirs() error {
 	dirs, err := dirsToCreate(t.a.Root, t.ops)
-	if err != nil || len(dirs) == 0 {
+	if err != nil || slices.Equal(dirs, t.j.CreatedDirs) {
 		return err
 	}
 	j := *t.j

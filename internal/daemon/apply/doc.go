@@ -4,8 +4,9 @@
 // Begin computes every mutation up front (file writes, symlinks, removals, ownership records,
 // core's password), refuses a path whose parent is not a directory (a file, a dangling symlink,
 // one leading out of the root), records the prior state of each touched path in a journal
-// (hard-linked or copied backups, symlink targets, the unit enablement symlinks) and syncs it.
-// Apply journals the directories it is about to create, then mutates; Commit syncs and
+// (hard-linked or copied backups, symlink targets, directories about to be created, the unit
+// enablement symlinks) and syncs it. Apply journals the directories again if the disk changed
+// since, so every directory it creates is journaled first, then mutates; Commit syncs and
 // atomically writes the currentconfig record, which is the commit point, and drops the
 // journal. Rollback, or Recover after a crash, restores every touched path from the journal,
 // so the root is exactly in the old or the new config, never in between.

@@ -105,3 +105,21 @@ func TestRecoverFinishesAnOldStuckJournal(t *testing.T) {
 	checkUndone(t, root, before)
 	checkNextTransaction(t, root)
 }
+
+// TestDirectoryMadeMeanwhileIsKept: a directory the transaction would have created, made by
+// someone else between Begin and Apply, is not the transaction's to remove, in a rollback nor
+// in Recover after a crash.
+func TestDirectoryMadeMeanwhileIsKept(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		h := hazard{failLater: true, later: true, path: "/etc/x/file", setup: func(t testing.TB, root string) {
+			must(t, os.Mkdir(filepath.Join(root, "etc/newdir"), 0o700))
+		}}
+		root := hazardRoot(t, h)
+		var before map[string]string
+		if _, err := runHazard(t, root, h, crash, &before); err != nil {
+			t.Fatalf("crash %v: %v", crash, err)
+		}
+		checkUndone(t, root, before)
+		checkNextTransaction(t, root)
+	}
+}

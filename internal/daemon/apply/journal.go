@@ -41,10 +41,10 @@ type journal struct {
 	To   string `json:"to"`
 	// Priors lists every path the transaction may change, in the order it changes them.
 	Priors []prior `json:"priors"`
-	// CreatedDirs are directories Apply is about to create, outermost first, journaled just
-	// before it creates the first. A rollback removes them only while they are empty
-	// directories: anything else there is not the transaction's. (Journals of earlier
-	// versions predicted them at Begin, sometimes wrongly: a dangling symlink looked absent.)
+	// CreatedDirs are the directories Apply is about to create, outermost first: absent when
+	// journaled (at Begin, again by Apply if the disk changed since). A rollback removes them
+	// only while they are empty directories: anything else there is not the transaction's.
+	// (Earlier versions listed a dangling symlink as absent, and failed on it.)
 	CreatedDirs []string `json:"createdDirs,omitempty"`
 	// UnitLinks and UnitDirs snapshot /etc/systemd/system when enablement changes, because
 	// systemctl decides itself which symlinks enable a unit.

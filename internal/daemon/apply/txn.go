@@ -69,10 +69,11 @@ func (a *Applier) Begin(ctx context.Context, req Request) (*Txn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dirsToCreate(a.Root, p.ops); err != nil {
+	dirs, err := dirsToCreate(a.Root, p.ops)
+	if err != nil {
 		return nil, err
 	}
-	t := &Txn{a: a, req: req, ops: p.ops, units: units, j: &journal{From: req.From, To: req.To}}
+	t := &Txn{a: a, req: req, ops: p.ops, units: units, j: &journal{From: req.From, To: req.To, CreatedDirs: dirs}}
 	if err := t.journalPriors(); err != nil {
 		return nil, errors.Join(err, t.undoBegin())
 	}
