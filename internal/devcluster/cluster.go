@@ -139,13 +139,13 @@ func (s *State) startMCO(dir, mco, kubeconfig, apiURL string, certs pki) error {
 	port := ports[0]
 	serverHost := "127.0.0.1:" + strconv.Itoa(port)
 	s.ServerURL = "https://" + serverHost
-	if err := s.start(dir, "server", mco, "server", "--kubeconfig", kubeconfig, "--namespace", ServerNamespace,
+	if err := s.start(dir, ServerProcess, mco, "server", "--kubeconfig", kubeconfig, "--namespace", ServerNamespace,
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--insecure-port", "0",
 		"--tls-cert-file", certs.path("mcs.crt"), "--tls-private-key-file", certs.path("mcs.key"),
 		"--apiserver-url", apiURL, "--metrics-bind-address", ""); err != nil {
 		return err
 	}
-	return s.start(dir, "controller", mco, "controller", "--kubeconfig", kubeconfig,
+	return s.start(dir, ControllerProcess, mco, "controller", "--kubeconfig", kubeconfig,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 		"--server-host", serverHost, "--server-ca", "configmap:"+ServerNamespace+"/"+ServerCAConfigMap,
 		"--server-namespace", ServerNamespace, "--machine-api-namespace", MachineAPINamespace)
@@ -180,7 +180,7 @@ func Down(dir string) error {
 			order = append(order, name)
 		}
 	}
-	rank := map[string]int{"controller": 1, "server": 1, "kube-apiserver": 2, "etcd": 3}
+	rank := map[string]int{ControllerProcess: 1, ServerProcess: 1, APIServerProcess: 2, EtcdProcess: 3}
 	slices.SortFunc(order, func(a, b string) int { return rank[a] - rank[b] })
 	for _, name := range order {
 		if err := stop(st.Processes[name], 10*time.Second); err != nil {

@@ -28,7 +28,7 @@ func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, cer
 	etcdPort, peerPort, apiPort := ports[0], ports[1], ports[2]
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdPort)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-	if err := s.start(dir, "etcd", filepath.Join(toolsDir, "etcd"),
+	if err := s.start(dir, EtcdProcess, filepath.Join(toolsDir, "etcd"),
 		"--name", "mco-dev", "--data-dir", filepath.Join(dir, "etcd"),
 		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
@@ -38,7 +38,7 @@ func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, cer
 		return "", err
 	}
 	apiURL := "https://127.0.0.1:" + strconv.Itoa(apiPort)
-	if err := s.start(dir, "kube-apiserver", filepath.Join(toolsDir, "kube-apiserver"),
+	if err := s.start(dir, APIServerProcess, filepath.Join(toolsDir, "kube-apiserver"),
 		"--etcd-servers", etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(apiPort),
 		"--tls-cert-file", certs.path("apiserver.crt"), "--tls-private-key-file", certs.path("apiserver.key"),
@@ -58,7 +58,7 @@ func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, cer
 	if err := s.save(dir); err != nil {
 		return "", err
 	}
-	return apiURL, waitReady(ctx, apiURL, certs, s.Processes["kube-apiserver"])
+	return apiURL, waitReady(ctx, apiURL, certs, s.Processes[APIServerProcess])
 }
 
 // waitReady polls /readyz with the admin certificate until the API server answers ok.
