@@ -19,6 +19,7 @@ import (
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
+	"github.com/mco-dev/mco/test/clustertest"
 )
 
 // TestRealMachines rolls changes of every kind onto real systemd machines: real units, real
@@ -29,53 +30,54 @@ func TestRealMachines(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	cl, watcher := startCluster(t, ctx, 3)
+	cl := clustertest.Start(t, ctx, 3)
+	watcher := cl.Watcher
 	workers := []string{"worker-0", "worker-1", "worker-2"}
-	target := cl.pool(t, ctx).Spec.Configuration.Name
+	target := cl.Pool(t, ctx).Spec.Configuration.Name
 	for _, n := range workers {
-		if got := cl.inMachine(t, ctx, n, "systemctl", "is-active", devcluster.AgentUnit); got != "active" {
+		if got := cl.InMachine(t, ctx, n, "systemctl", "is-active", devcluster.AgentUnit); got != "active" {
 			t.Fatalf("%s: the agent unit is %s", n, got)
 		}
 	}
 
 	t.Run("a file and a unit roll out one machine at a time; the unit runs", func(t *testing.T) {
-		watcher.reset()
-		cl.apply(t, ctx, "50-worker-chrony.yaml")
-		cl.apply(t, ctx, "60-worker-hello-unit.yaml")
-		target = cl.waitUpdatedWith(t, ctx, target, 3, "60-worker-hello-unit")
-		if most, who := watcher.maxUnavailable(); most != 1 {
+		watcher.Reset()
+		cl.Apply(t, ctx, "50-worker-chrony.yaml")
+		cl.Apply(t, ctx, "60-worker-hello-unit.yaml")
+		target = cl.WaitUpdatedWith(t, ctx, target, 3, "60-worker-hello-unit")
+		if most, who := watcher.MaxUnavailable(); most != 1 {
 			t.Fatalf("%d machines were unavailable at once (%v); maxUnavailable is 1", most, who)
 		}
 		for _, n := range workers {
-			if got := cl.nodeFile(ctx, n, "/etc/chrony.conf"); !strings.Contains(got, "pool 0.pool.ntp.org iburst") {
+			if got := cl.NodeFile(ctx, n, "/etc/chrony.conf"); !strings.Contains(got, "pool 0.pool.ntp.org iburst") {
 				t.Errorf("%s: /etc/chrony.conf = %q", n, got)
 			}
-			if got := cl.inMachine(t, ctx, n, "systemctl", "is-active", "hello-mco.service"); got != "active" {
+			if got := cl.InMachine(t, ctx, n, "systemctl", "is-active", "hello-mco.service"); got != "active" {
 				t.Errorf("%s: hello-mco.service is %s inside the machine", n, got)
 			}
 		}
 	})
 
 	t.Run("a kernel argument reboots each machine exactly once and is on its command line", func(t *testing.T) {
-		watcher.reset()
+		watcher.Reset()
 		before := map[string]int{}
 		for _, n := range workers {
-			before[n] = cl.boots(t, n)
+			before[n] = cl.Boots(t, n)
 		}
-		cl.apply(t, ctx, "80-worker-kargs.yaml")
-		target = cl.waitUpdated(t, ctx, target, 3)
+		cl.Apply(t, ctx, "80-worker-kargs.yaml")
+		target = cl.WaitUpdated(t, ctx, target, 3)
 		for _, n := range workers {
-			if got := cl.boots(t, n) - before[n]; got != 1 {
+			if got := cl.Boots(t, n) - before[n]; got != 1 {
 				t.Errorf("%s booted %d times for the kernel argument, want exactly 1", n, got)
 			}
-			if cmdline := cl.inMachine(t, ctx, n, "cat", "/proc/cmdline"); !strings.Contains(" "+cmdline+" ", " audit=1 ") {
+			if cmdline := cl.InMachine(t, ctx, n, "cat", "/proc/cmdline"); !strings.Contains(" "+cmdline+" ", " audit=1 ") {
 				t.Errorf("%s: /proc/cmdline = %q, want audit=1", n, cmdline)
 			}
-			if !watcher.notReadySeen(n) {
+			if !watcher.NotReadySeen(n) {
 				t.Errorf("%s never went NotReady while rebooting", n)
 			}
 		}
-		if most, who := watcher.maxUnavailable(); most > 1 {
+		if most, who := watcher.MaxUnavailable(); most > 1 {
 			t.Fatalf("%d machines were unavailable at once (%v)", most, who)
 		}
 	})
@@ -85,29 +87,29 @@ func TestRealMachines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := machine.BuildImage(devcluster.ImagesDir(cl.dir), newImage, node, nil); err != nil {
+		if err := machine.BuildImage(devcluster.ImagesDir(cl.Dir), newImage, node, nil); err != nil {
 			t.Fatal(err)
 		}
-		watcher.reset()
+		watcher.Reset()
 		before := map[string]int{}
 		for _, n := range workers {
-			before[n] = cl.boots(t, n)
+			before[n] = cl.Boots(t, n)
 		}
-		mc := fileConfig("85-worker-os-image", "/etc/mco-os-image-note", "rebased\n")
+		mc := clustertest.FileConfig("85-worker-os-image", "/etc/mco-os-image-note", "rebased\n")
 		mc.Spec.OSImageURL = newImage
-		if err := cl.c.Create(ctx, mc); err != nil {
+		if err := cl.C.Create(ctx, mc); err != nil {
 			t.Fatal(err)
 		}
-		target = cl.waitUpdated(t, ctx, target, 3)
+		target = cl.WaitUpdated(t, ctx, target, 3)
 		for _, n := range workers {
-			if got := cl.boots(t, n) - before[n]; got != 1 {
+			if got := cl.Boots(t, n) - before[n]; got != 1 {
 				t.Errorf("%s booted %d times for the new image, want exactly 1", n, got)
 			}
-			if got := cl.inMachine(t, ctx, n, "cat", machine.ImageRefPath); got != newImage {
+			if got := cl.InMachine(t, ctx, n, "cat", machine.ImageRefPath); got != newImage {
 				t.Errorf("%s runs image %q, want %q", n, got, newImage)
 			}
 		}
-		if most, who := watcher.maxUnavailable(); most > 1 {
+		if most, who := watcher.MaxUnavailable(); most > 1 {
 			t.Fatalf("%d machines were unavailable at once (%v)", most, who)
 		}
 	})
@@ -118,45 +120,45 @@ func TestRealMachines(t *testing.T) {
 			Spec: mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(
 				`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/usr/local/bin/suid","mode":2541,"contents":{"source":"data:,x"}}]}}`)}},
 		}
-		if err := cl.c.Create(ctx, bad); err != nil {
+		if err := cl.C.Create(ctx, bad); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "RenderDegraded naming 90-worker-bad", func() bool {
-			c := poolcondition.Get(&cl.pool(t, ctx).Status, mcfgv1.MachineConfigPoolRenderDegraded)
+		clustertest.Eventually(t, time.Minute, "RenderDegraded naming 90-worker-bad", func() bool {
+			c := poolcondition.Get(&cl.Pool(t, ctx).Status, mcfgv1.MachineConfigPoolRenderDegraded)
 			return c != nil && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, "90-worker-bad")
 		})
 		time.Sleep(2 * time.Second)
 		for _, n := range workers {
-			if got := cl.node(t, ctx, n).Annotations[protocol.DesiredConfigAnnotation]; got != target {
+			if got := cl.Node(t, ctx, n).Annotations[protocol.DesiredConfigAnnotation]; got != target {
 				t.Errorf("%s was moved to %s by a config that failed to render", n, got)
 			}
 		}
-		if err := cl.c.Delete(ctx, bad); err != nil {
+		if err := cl.C.Delete(ctx, bad); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "RenderDegraded cleared", func() bool {
-			return !poolcondition.IsTrue(&cl.pool(t, ctx).Status, mcfgv1.MachineConfigPoolRenderDegraded)
+		clustertest.Eventually(t, time.Minute, "RenderDegraded cleared", func() bool {
+			return !poolcondition.IsTrue(&cl.Pool(t, ctx).Status, mcfgv1.MachineConfigPoolRenderDegraded)
 		})
 	})
 
 	t.Run("drift inside a machine stops the rollout until the file is restored", func(t *testing.T) {
-		original := cl.nodeFile(ctx, "worker-0", "/etc/chrony.conf")
-		cl.inMachine(t, ctx, "worker-0", "sh", "-c", "echo 'server evil.example.com' > /etc/chrony.conf")
-		eventually(t, time.Minute, "worker-0 Degraded naming the drifted file", func() bool {
-			a := cl.node(t, ctx, "worker-0").Annotations
+		original := cl.NodeFile(ctx, "worker-0", "/etc/chrony.conf")
+		cl.InMachine(t, ctx, "worker-0", "sh", "-c", "echo 'server evil.example.com' > /etc/chrony.conf")
+		clustertest.Eventually(t, time.Minute, "worker-0 Degraded naming the drifted file", func() bool {
+			a := cl.Node(t, ctx, "worker-0").Annotations
 			return a[protocol.StateAnnotation] == string(protocol.NodeDegraded) && strings.Contains(a[protocol.ReasonAnnotation], "/etc/chrony.conf")
 		})
-		cl.apply(t, ctx, "70-worker-ssh.yaml")
-		eventually(t, time.Minute, "a new target", func() bool { return cl.pool(t, ctx).Spec.Configuration.Name != target })
+		cl.Apply(t, ctx, "70-worker-ssh.yaml")
+		clustertest.Eventually(t, time.Minute, "a new target", func() bool { return cl.Pool(t, ctx).Spec.Configuration.Name != target })
 		time.Sleep(5 * time.Second)
 		for _, n := range workers {
-			if got := cl.node(t, ctx, n).Annotations[protocol.CurrentConfigAnnotation]; got != target {
+			if got := cl.Node(t, ctx, n).Annotations[protocol.CurrentConfigAnnotation]; got != target {
 				t.Fatalf("%s moved on to %s while worker-0 was degraded with maxUnavailable 1", n, got)
 			}
 		}
-		cl.inMachine(t, ctx, "worker-0", "sh", "-c", fmt.Sprintf("printf '%%s' '%s' > /etc/chrony.conf", original))
-		target = cl.waitUpdated(t, ctx, target, 3)
-		if got := cl.nodeFile(ctx, "worker-1", "/home/core/.ssh/authorized_keys.d/ignition"); !strings.Contains(got, "admin@example.com") {
+		cl.InMachine(t, ctx, "worker-0", "sh", "-c", fmt.Sprintf("printf '%%s' '%s' > /etc/chrony.conf", original))
+		target = cl.WaitUpdated(t, ctx, target, 3)
+		if got := cl.NodeFile(ctx, "worker-1", "/home/core/.ssh/authorized_keys.d/ignition"); !strings.Contains(got, "admin@example.com") {
 			t.Errorf("core's key did not arrive after recovery: %q", got)
 		}
 	})
@@ -164,7 +166,7 @@ func TestRealMachines(t *testing.T) {
 	t.Run("a joining machine has the pool's kernel argument before its Node is Done", func(t *testing.T) {
 		var doneWithout []string
 		stop := watchJoin(ctx, cl, "worker-3", &doneWithout)
-		name, err := devcluster.Join(ctx, cl.dir, "worker", testenv.ToolsDir(), testenv.RequireMCO(t))
+		name, err := devcluster.Join(ctx, cl.Dir, "worker", testenv.ToolsDir(), testenv.RequireMCO(t))
 		stop()
 		if err != nil {
 			t.Fatal(err)
@@ -175,29 +177,29 @@ func TestRealMachines(t *testing.T) {
 		if len(doneWithout) > 0 {
 			t.Fatalf("%s reported Done before the kernel argument was in effect: %v", name, doneWithout)
 		}
-		if got := cl.node(t, ctx, name).Annotations[protocol.CurrentConfigAnnotation]; got != target {
+		if got := cl.Node(t, ctx, name).Annotations[protocol.CurrentConfigAnnotation]; got != target {
 			t.Fatalf("%s booted into %q, want the pool's %s", name, got, target)
 		}
-		if cmdline := cl.inMachine(t, ctx, name, "cat", "/proc/cmdline"); !strings.Contains(" "+cmdline+" ", " audit=1 ") {
+		if cmdline := cl.InMachine(t, ctx, name, "cat", "/proc/cmdline"); !strings.Contains(" "+cmdline+" ", " audit=1 ") {
 			t.Fatalf("%s: /proc/cmdline = %q", name, cmdline)
 		}
-		if got := cl.boots(t, name); got != 2 {
+		if got := cl.Boots(t, name); got != 2 {
 			t.Errorf("%s booted %d times; want 2 (first boot, then the first-boot service's reboot for the kernel argument and image)", name, got)
 		}
-		if got := cl.inMachine(t, ctx, name, "cat", machine.ImageRefPath); got != newImage {
+		if got := cl.InMachine(t, ctx, name, "cat", machine.ImageRefPath); got != newImage {
 			t.Errorf("%s pivoted to image %q before its kubelet started, want %q", name, got, newImage)
 		}
-		if got := cl.inMachine(t, ctx, name, "stat", "-c", "%a %U", "/var/lib/kubelet/config.json"); got != "600 root" {
+		if got := cl.InMachine(t, ctx, name, "stat", "-c", "%a %U", "/var/lib/kubelet/config.json"); got != "600 root" {
 			t.Errorf("%s: the pull secret the first boot pulls with is %q, want mode 600 owned by root", name, got)
 		}
-		if got := cl.inMachine(t, ctx, name, "systemctl", "is-active", "hello-mco.service"); got != "active" {
+		if got := cl.InMachine(t, ctx, name, "systemctl", "is-active", "hello-mco.service"); got != "active" {
 			t.Errorf("%s: hello-mco.service is %s", name, got)
 		}
-		if got := cl.nodeFile(ctx, name, "/home/core/.ssh/authorized_keys.d/ignition"); !strings.Contains(got, "admin@example.com") {
+		if got := cl.NodeFile(ctx, name, "/home/core/.ssh/authorized_keys.d/ignition"); !strings.Contains(got, "admin@example.com") {
 			t.Errorf("%s lacks core's SSH key: %q", name, got)
 		}
-		eventually(t, time.Minute, "4 machines updated", func() bool {
-			p := cl.pool(t, ctx)
+		clustertest.Eventually(t, time.Minute, "4 machines updated", func() bool {
+			p := cl.Pool(t, ctx)
 			return p.Status.MachineCount == 4 && p.Status.UpdatedMachineCount == 4
 		})
 		workers = append(workers, name)
@@ -207,28 +209,28 @@ func TestRealMachines(t *testing.T) {
 		victim := "worker-1"
 		// Pause the victim's agent in the middle of its next transaction (a runtime drop-in is
 		// gone after the reboot), then cut the machine's power there.
-		cl.inMachine(t, ctx, victim, "sh", "-c", `mkdir -p /run/systemd/system/mco-daemon.service.d &&
+		cl.InMachine(t, ctx, victim, "sh", "-c", `mkdir -p /run/systemd/system/mco-daemon.service.d &&
 printf '[Service]\nEnvironment=`+failpoint.PauseAtEnv+`=2\n' > /run/systemd/system/mco-daemon.service.d/pause.conf &&
 systemctl daemon-reload && systemctl restart mco-daemon.service`)
-		before := cl.boots(t, victim)
-		mc := fileConfig("75-worker-powerloss", "/etc/mco-powerloss", "written before the power cut\n")
-		if err := cl.c.Create(ctx, mc); err != nil {
+		before := cl.Boots(t, victim)
+		mc := clustertest.FileConfig("75-worker-powerloss", "/etc/mco-powerloss", "written before the power cut\n")
+		if err := cl.C.Create(ctx, mc); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 3*time.Minute, victim+"'s agent paused mid-apply", func() bool {
-			out, err := machine.Output(ctx, devcluster.MachineDir(cl.dir, victim), "cat", failpoint.PausedFile)
+		clustertest.Eventually(t, 3*time.Minute, victim+"'s agent paused mid-apply", func() bool {
+			out, err := machine.Output(ctx, devcluster.MachineDir(cl.Dir, victim), "cat", failpoint.PausedFile)
 			return err == nil && strings.TrimSpace(out) != ""
 		})
-		if err := machine.PowerLoss(devcluster.MachineDir(cl.dir, victim)); err != nil {
+		if err := machine.PowerLoss(devcluster.MachineDir(cl.Dir, victim)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, victim+" booted again", func() bool {
-			st, err := machine.ReadStatus(devcluster.MachineDir(cl.dir, victim))
+		clustertest.Eventually(t, time.Minute, victim+" booted again", func() bool {
+			st, err := machine.ReadStatus(devcluster.MachineDir(cl.Dir, victim))
 			return err == nil && st.Boots > before && st.State == machine.Running && st.LastExit == "power loss"
 		})
-		target = cl.waitUpdated(t, ctx, target, int32(len(workers)))
+		target = cl.WaitUpdated(t, ctx, target, int32(len(workers)))
 		var events corev1.EventList
-		if err := cl.c.List(ctx, &events); err != nil {
+		if err := cl.C.List(ctx, &events); err != nil {
 			t.Fatal(err)
 		}
 		recovered := false
@@ -240,10 +242,10 @@ systemctl daemon-reload && systemctl restart mco-daemon.service`)
 		if !recovered {
 			t.Errorf("%s's agent did not report recovering the interrupted transaction", victim)
 		}
-		if got := cl.nodeFile(ctx, victim, "/etc/mco-powerloss"); got != "written before the power cut\n" {
+		if got := cl.NodeFile(ctx, victim, "/etc/mco-powerloss"); got != "written before the power cut\n" {
 			t.Errorf("%s: /etc/mco-powerloss = %q after recovery", victim, got)
 		}
-		if got := cl.node(t, ctx, victim).Annotations[protocol.StateAnnotation]; got != string(protocol.NodeDone) {
+		if got := cl.Node(t, ctx, victim).Annotations[protocol.StateAnnotation]; got != string(protocol.NodeDone) {
 			t.Errorf("%s is %s", victim, got)
 		}
 	})
@@ -251,38 +253,38 @@ systemctl daemon-reload && systemctl restart mco-daemon.service`)
 	t.Run("revert returns a machine to its OS image's state, Ignition's first-boot files included", func(t *testing.T) {
 		joined := "worker-3"
 		for _, path := range []string{"/etc/chrony.conf", "/etc/mco-dev/role"} {
-			if cl.nodeFile(ctx, joined, path) == "" {
+			if cl.NodeFile(ctx, joined, path) == "" {
 				t.Fatalf("%s: %s missing before the revert", joined, path)
 			}
 		}
-		out := cl.inMachine(t, ctx, joined, "sh", "-c", "systemctl stop "+devcluster.AgentUnit+" && "+machine.MCOPath+" daemon revert")
+		out := cl.InMachine(t, ctx, joined, "sh", "-c", "systemctl stop "+devcluster.AgentUnit+" && "+machine.MCOPath+" daemon revert")
 		if !strings.Contains(out, "reverted") {
 			t.Fatalf("revert said %q", out)
 		}
 		for _, path := range []string{"/etc/chrony.conf", "/etc/mco-dev/role", "/etc/systemd/system/hello-mco.service", "/etc/machine-config-daemon/currentconfig"} {
-			if _, err := machine.Output(ctx, devcluster.MachineDir(cl.dir, joined), "test", "-e", path); err == nil {
+			if _, err := machine.Output(ctx, devcluster.MachineDir(cl.Dir, joined), "test", "-e", path); err == nil {
 				t.Errorf("%s: %s is still there after revert (written by Ignition at first boot; the image had none)", joined, path)
 			}
 		}
-		if got := cl.inMachine(t, ctx, joined, "sh", "-c", "grep -c '^core:' /etc/passwd"); got != "1" {
+		if got := cl.InMachine(t, ctx, joined, "sh", "-c", "grep -c '^core:' /etc/passwd"); got != "1" {
 			t.Errorf("revert touched the image's own accounts: %s", got)
 		}
 		workers = workers[:len(workers)-1]
-		if err := cl.c.Delete(ctx, cl.node(t, ctx, joined)); err != nil {
+		if err := cl.C.Delete(ctx, cl.Node(t, ctx, joined)); err != nil {
 			t.Fatal(err)
 		}
 	})
 
 	t.Run("a kernel type the host cannot apply is refused, naming the field, with nothing written", func(t *testing.T) {
-		mc := fileConfig("95-worker-realtime", "/etc/mco-realtime-marker", "must never be written\n")
+		mc := clustertest.FileConfig("95-worker-realtime", "/etc/mco-realtime-marker", "must never be written\n")
 		mc.Spec.KernelType = "realtime"
-		if err := cl.c.Create(ctx, mc); err != nil {
+		if err := cl.C.Create(ctx, mc); err != nil {
 			t.Fatal(err)
 		}
 		var refused string
-		eventually(t, 2*time.Minute, "a machine Degraded naming kernelType", func() bool {
+		clustertest.Eventually(t, 2*time.Minute, "a machine Degraded naming kernelType", func() bool {
 			for _, n := range workers {
-				a := cl.node(t, ctx, n).Annotations
+				a := cl.Node(t, ctx, n).Annotations
 				if a[protocol.StateAnnotation] == string(protocol.NodeDegraded) && strings.Contains(a[protocol.ReasonAnnotation], "kernelType") {
 					refused = n
 					return true
@@ -290,7 +292,7 @@ systemctl daemon-reload && systemctl restart mco-daemon.service`)
 			}
 			return false
 		})
-		node := cl.node(t, ctx, refused)
+		node := cl.Node(t, ctx, refused)
 		if reason := node.Annotations[protocol.ReasonAnnotation]; !strings.Contains(reason, "realtime") || !strings.Contains(reason, "backend") {
 			t.Errorf("the reason should name the value and the OS backend: %q", reason)
 		}
@@ -301,7 +303,7 @@ systemctl daemon-reload && systemctl restart mco-daemon.service`)
 			t.Errorf("%s asked for a drain for the refused config", refused)
 		}
 		for _, n := range workers {
-			if _, err := machine.Output(ctx, devcluster.MachineDir(cl.dir, n), "test", "-e", "/etc/mco-realtime-marker"); err == nil {
+			if _, err := machine.Output(ctx, devcluster.MachineDir(cl.Dir, n), "test", "-e", "/etc/mco-realtime-marker"); err == nil {
 				t.Errorf("%s: /etc/mco-realtime-marker was written by a refused config", n)
 			}
 		}
@@ -311,36 +313,18 @@ systemctl daemon-reload && systemctl restart mco-daemon.service`)
 // newImage is the second dev OS image the machines rebase to.
 const newImage = "mco-dev.local/os:2"
 
-// waitUpdatedWith is waitUpdated for a target rendered from a named MachineConfig (several
-// applied at once may render more than once).
-func (cl *cluster) waitUpdatedWith(t *testing.T, ctx context.Context, previous string, machines int32, source string) string {
-	t.Helper()
-	var target string
-	eventually(t, 4*time.Minute, "worker pool Updated on a config including "+source, func() bool {
-		p := cl.pool(t, ctx)
-		target = p.Spec.Configuration.Name
-		included := false
-		for _, s := range p.Spec.Configuration.Source {
-			included = included || s.Name == source
-		}
-		return included && target != previous && p.Status.Configuration.Name == target &&
-			p.Status.UpdatedMachineCount == machines && poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolUpdated)
-	})
-	return target
-}
-
 // watchJoin records every moment the joining node is Done while its machine's command line lacks
 // the pool's kernel argument.
-func watchJoin(ctx context.Context, cl *cluster, name string, violations *[]string) func() {
+func watchJoin(ctx context.Context, cl *clustertest.Cluster, name string, violations *[]string) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		for ctx.Err() == nil {
 			var n corev1.Node
-			if err := cl.c.Get(ctx, clientKey(name), &n); err == nil && n.Annotations[protocol.CurrentConfigAnnotation] != "" &&
+			if err := cl.C.Get(ctx, clientKey(name), &n); err == nil && n.Annotations[protocol.CurrentConfigAnnotation] != "" &&
 				n.Annotations[protocol.StateAnnotation] == string(protocol.NodeDone) {
-				out, err := machine.Output(ctx, devcluster.MachineDir(cl.dir, name), "cat", "/proc/cmdline")
+				out, err := machine.Output(ctx, devcluster.MachineDir(cl.Dir, name), "cat", "/proc/cmdline")
 				if err == nil && !strings.Contains(" "+strings.TrimSpace(out)+" ", " audit=1 ") {
 					*violations = append(*violations, "Done with /proc/cmdline "+strings.TrimSpace(out))
 				}
@@ -349,15 +333,6 @@ func watchJoin(ctx context.Context, cl *cluster, name string, violations *[]stri
 		}
 	}()
 	return func() { cancel(); <-finished }
-}
-
-func fileConfig(name, path, content string) *mcfgv1.MachineConfig {
-	return &mcfgv1.MachineConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{protocol.RoleLabel: "worker"}},
-		Spec: mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(fmt.Sprintf(
-			`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":%q,"mode":420,"contents":{"source":"data:,%s"}}]}}`,
-			path, strings.ReplaceAll(strings.ReplaceAll(content, " ", "%20"), "\n", "%0A")))}},
-	}
 }
 
 func clientKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/testenv"
+	"github.com/mco-dev/mco/test/clustertest"
 )
 
 // A new machine boots the real way: the user-data controller writes the pool's pointer config,
@@ -68,7 +69,7 @@ func TestNewMachineBootsFromManagedUserData(t *testing.T) {
 		"--server-namespace", serverNS, "--machine-api-namespace", machineNS)
 
 	var userData []byte
-	eventually(t, time.Minute, "worker-user-data-managed", func() bool {
+	clustertest.Eventually(t, time.Minute, "worker-user-data-managed", func() bool {
 		var s corev1.Secret
 		if c.Get(ctx, client.ObjectKey{Namespace: machineNS, Name: "worker-user-data-managed"}, &s) != nil {
 			return false
@@ -76,7 +77,7 @@ func TestNewMachineBootsFromManagedUserData(t *testing.T) {
 		userData = s.Data["userData"]
 		return len(userData) > 0
 	})
-	eventually(t, time.Minute, "the server to serve the rendered worker config", func() bool {
+	clustertest.Eventually(t, time.Minute, "the server to serve the rendered worker config", func() bool {
 		return serves(ca.CAPEM, "https://"+hostPort(port)+"/config/worker", token)
 	})
 

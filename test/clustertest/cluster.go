@@ -1,0 +1,223 @@
+// Package clustertest is what the whole-system tests (test/e2e, test/chaos) share: a dev
+// cluster of real machines for one test, reads inside its machines, waits on its worker pool,
+// and an independent watcher of how many nodes were unavailable at once.
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/devcluster"
+	"github.com/mco-dev/mco/internal/machine"
+	"github.com/mco-dev/mco/internal/manifest"
+	"github.com/mco-dev/mco/internal/poolcondition"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/scheme"
+	"github.com/mco-dev/mco/internal/testenv"
+)
+
+// WorkerSelector selects the worker pool's Nodes.
+const WorkerSelector = protocol.WorkerRoleLabel
+
+// Cluster is a running dev cluster for one test.
+type Cluster struct {
+	Dir    string
+	C      client.Client
+	Config *rest.Config
+	// Watcher watches the worker Nodes from the moment the cluster is up.
+	Watcher *Watcher
+}
+
+// Start brings up a dev cluster of nodes worker machines in a temporary directory; it is torn
+// down when the test ends, after dumping its logs and the machines' journals if the test failed.
+func Start(t testing.TB, ctx context.Context, nodes int) *Cluster {
+	t.Helper()
+	mco := testenv.RequireMCO(t)
+	for _, tool := range []string{"etcd", "kube-apiserver", "ignition"} {
+		testenv.RequireTool(t, tool)
+	}
+	dir := t.TempDir()
+	// The path to a machine's root must be traversable by the core user, whom Ignition becomes
+	// to write SSH keys; t.TempDir() makes 0700 directories.
+	for p := dir; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			DumpLogs(t, dir)
+		}
+		if err := devcluster.Down(dir); err != nil {
+			t.Errorf("mco dev down: %v", err)
+		}
+	})
+	if err := devcluster.Up(ctx, devcluster.Options{Dir: dir, Nodes: nodes, NodePools: []string{"worker"}, ToolsDir: testenv.ToolsDir(), MCO: mco}); err != nil {
+		t.Fatalf("mco dev up: %v", err)
+	}
+	c, cfg, err := scheme.NewClient(filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Watch(ctx, cfg, WorkerSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Cluster{Dir: dir, C: c, Config: cfg, Watcher: w}
+}
+
+// DumpLogs logs the tail of every process log, machine console and machine journal of the dev
+// cluster in dir.
+func DumpLogs(t testing.TB, dir string) {
+	logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*.log"))
+	consoles, _ := filepath.Glob(filepath.Join(dir, "machines", "*", machine.ConsoleFile))
+	logs = append(logs, consoles...)
+	for _, m := range consoles {
+		name := filepath.Base(filepath.Dir(m))
+		out, _ := machine.Output(context.Background(), filepath.Dir(m), "journalctl", "--no-pager", "-n", "60",
+			"-u", devcluster.AgentUnit, "-u", devcluster.FirstBootUnit, "-u", devcluster.KubeletUnit)
+		t.Logf("--- journal of %s (tail)\n%s", name, out)
+	}
+	for _, l := range logs {
+		data, _ := os.ReadFile(l)
+		if len(data) > 4000 {
+			data = data[len(data)-4000:]
+		}
+		t.Logf("--- %s (tail)\n%s", filepath.Base(l), data)
+	}
+}
+
+// MachineDir is the directory of the machine name.
+func (cl *Cluster) MachineDir(name string) string { return devcluster.MachineDir(cl.Dir, name) }
+
+// Apply creates the MachineConfigs of an examples/ file.
+func (cl *Cluster) Apply(t testing.TB, ctx context.Context, example string) {
+	t.Helper()
+	set, err := manifest.Load(manifest.Options{}, filepath.Join(testenv.RepoRoot(), "examples", example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mc := range set.MachineConfigs {
+		if err := cl.C.Create(ctx, mc); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Pool is the worker pool.
+func (cl *Cluster) Pool(t testing.TB, ctx context.Context) *mcfgv1.MachineConfigPool {
+	t.Helper()
+	var p mcfgv1.MachineConfigPool
+	if err := cl.C.Get(ctx, client.ObjectKey{Name: protocol.WorkerPool}, &p); err != nil {
+		t.Fatal(err)
+	}
+	return &p
+}
+
+// WaitUpdated waits for the worker pool to target a config other than previous and report every
+// machine Updated on it; it returns the new target.
+func (cl *Cluster) WaitUpdated(t testing.TB, ctx context.Context, previous string, machines int32) string {
+	t.Helper()
+	var p *mcfgv1.MachineConfigPool
+	Eventually(t, 2*time.Minute, "worker pool Updated on a new config", func() bool {
+		p = cl.Pool(t, ctx)
+		target := p.Spec.Configuration.Name
+		return target != previous && p.Status.Configuration.Name == target &&
+			p.Status.UpdatedMachineCount == machines && poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolUpdated)
+	})
+	return p.Spec.Configuration.Name
+}
+
+// WaitUpdatedWith is WaitUpdated for a target rendered from a named MachineConfig (several
+// applied at once may render more than once).
+func (cl *Cluster) WaitUpdatedWith(t testing.TB, ctx context.Context, previous string, machines int32, source string) string {
+	t.Helper()
+	var target string
+	Eventually(t, 4*time.Minute, "worker pool Updated on a config including "+source, func() bool {
+		p := cl.Pool(t, ctx)
+		target = p.Spec.Configuration.Name
+		return HasSource(p, source) && target != previous && p.Status.Configuration.Name == target &&
+			p.Status.UpdatedMachineCount == machines && poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolUpdated)
+	})
+	return target
+}
+
+// HasSource reports whether the pool's target is rendered from the MachineConfig named source.
+func HasSource(p *mcfgv1.MachineConfigPool, source string) bool {
+	for _, s := range p.Spec.Configuration.Source {
+		if s.Name == source {
+			return true
+		}
+	}
+	return false
+}
+
+// NodeFile reads a file inside a running machine ("" when it cannot be read).
+func (cl *Cluster) NodeFile(ctx context.Context, name, path string) string {
+	out, _ := machine.Output(ctx, cl.MachineDir(name), "cat", path)
+	return out
+}
+
+// InMachine runs a command inside a machine and returns its trimmed output.
+func (cl *Cluster) InMachine(t testing.TB, ctx context.Context, name string, args ...string) string {
+	t.Helper()
+	out, err := machine.Output(ctx, cl.MachineDir(name), args...)
+	if err != nil {
+		t.Fatalf("in %s: %v", name, err)
+	}
+	return strings.TrimSpace(out)
+}
+
+// Boots is how many times a machine has booted.
+func (cl *Cluster) Boots(t testing.TB, name string) int {
+	t.Helper()
+	st, err := machine.ReadStatus(cl.MachineDir(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Boots
+}
+
+// Node is the Node name.
+func (cl *Cluster) Node(t testing.TB, ctx context.Context, name string) *corev1.Node {
+	t.Helper()
+	var n corev1.Node
+	if err := cl.C.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
+		t.Fatal(err)
+	}
+	return &n
+}
+
+// Eventually polls cond every 100 ms until it holds or timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// FileConfig is a worker MachineConfig writing one file.
+func FileConfig(name, path, content string) *mcfgv1.MachineConfig {
+	return &mcfgv1.MachineConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{protocol.RoleLabel: protocol.WorkerPool}},
+		Spec: mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(fmt.Sprintf(
+			`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":%q,"mode":420,"contents":{"source":"data:,%s"}}]}}`,
+			path, strings.ReplaceAll(strings.ReplaceAll(content, " ", "%20"), "\n", "%0A")))}},
+	}
+}
