@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
 TEST_FLAGS ?= -p 2 -timeout 20m
 GO_DIRS := $(wildcard cmd internal test bench)
 
-.PHONY: all build tools crds test unit demo vet fmt clean help bench-rollout
+.PHONY: all build tools crds test unit demo vet fmt clean help bench-rollout chaos
 
 all: build
 
@@ -42,6 +42,12 @@ unit: ## only the tests that need no control plane (fast)
 
 demo: build tools ## the main job (see README for what it shows today)
 	@hack/demo.sh
+
+# The chaos suite's long form; `make test` runs one round of each fault. MCO_CHAOS_SEED=N replays
+# the random choices of a run (every run prints its seed).
+MCO_CHAOS_ROUNDS ?= 10
+chaos: build tools ## chaos suite, long form: MCO_CHAOS_ROUNDS (10) rounds of each fault on real machines (~25 min)
+	MCO_CHAOS_ROUNDS=$(MCO_CHAOS_ROUNDS) $(GO) test ./test/chaos/ -run . -v -count=1 -timeout 60m
 
 bench-rollout: build tools ## 1,000-node rebootless rollout through bin/mco controller: time, writes per node, RSS (~1 min)
 	$(GO) run ./bench/rollout

@@ -1,0 +1,478 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/poolcondition"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollout"
+	"github.com/mco-dev/mco/test/clustertest"
+)
+
+const (
+	// RoundsEnv is how many rounds each test runs (default 1, the short form `make test` runs).
+	RoundsEnv = "MCO_CHAOS_ROUNDS"
+	// SeedEnv fixes the seed every random choice is drawn from (default: the clock).
+	SeedEnv = "MCO_CHAOS_SEED"
+	// machines: 6, so that losing one for good still leaves a rollout across 5.
+	machines = 6
+	// settleTimeout bounds one round's rollout after its faults (a healthy one takes 10–40 s).
+	settleTimeout = 3 * time.Minute
+)
+
+// TestChaos runs each fault against a rollout on one shared dev cluster, in sequence.
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos: needs the dev cluster, real machines and the real binaries")
+	}
+	rounds := 1
+	if v := os.Getenv(RoundsEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a positive number", RoundsEnv, v)
+		}
+		rounds = n
+	}
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv(SeedEnv); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: want an unsigned number", SeedEnv, v)
+		}
+		seed = n
+	}
+	t.Logf("chaos: seed=%d rounds=%d (replay: %s=%d %s=%d)", seed, rounds, SeedEnv, seed, RoundsEnv, rounds)
+	// Every wait has its own bound; this one leaves time to dump the logs before `go test`
+	// -timeout panics.
+	deadline := time.Now().Add(6*time.Minute + time.Duration(rounds)*5*time.Minute)
+	if d, ok := t.Deadline(); ok && d.Add(-time.Minute).Before(deadline) {
+		deadline = d.Add(-time.Minute)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+
+	start := time.Now()
+	cl := clustertest.Start(t, ctx, machines)
+	s := &suite{cl: cl, seed: seed, rounds: rounds}
+	for i := range machines {
+		s.nodes = append(s.nodes, fmt.Sprintf("worker-%d", i))
+	}
+	s.target = cl.Pool(t, ctx).Spec.Configuration.Name
+	t.Logf("chaos: dev cluster of %d machines up in %s", machines, time.Since(start).Round(100*time.Millisecond))
+	defer func() {
+		t.Logf("chaos: summary (seed=%d rounds=%d, %s in all)\n%s", seed, rounds, time.Since(start).Round(time.Second), strings.Join(s.figures, "\n"))
+	}()
+
+	for i, tc := range []struct {
+		name string
+		run  func(t *testing.T, ctx context.Context, r *round)
+	}{
+		{"controller-kill", s.controllerKill},
+		{"apiserver-etcd-restart", s.apiServerRestart},
+		{"agent-kill", s.agentKill},
+		{"bad-config-removed", s.badConfig},
+		{"node-lost", s.nodeLost},
+	} {
+		ok := t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, uint64(i)))
+			for n := 1; n <= rounds; n++ {
+				r := &round{test: tc.name, n: n, rng: rng, faults: &faults{}}
+				s.requireSettled(t, ctx)
+				tc.run(t, ctx, r)
+				if t.Failed() {
+					return
+				}
+			}
+		})
+		if !ok {
+			// The cluster is in whatever state the failure left; the later tests would only
+			// report that.
+			t.Fatalf("chaos: stopping after %s failed (seed %d)", tc.name, seed)
+		}
+	}
+}
+
+// suite is the shared cluster and everything the rollouts so far must have left on it.
+type suite struct {
+	cl     *clustertest.Cluster
+	seed   uint64
+	rounds int
+	// nodes are the pool's machines now (a lost node leaves, a replacement joins).
+	nodes []string
+	// target is the rendered config the pool last settled on.
+	target string
+	// present are the chaos MachineConfigs in the cluster, oldest first; removed are those
+	// deleted, whose files and kernel arguments must be gone from every node.
+	present, removed []chaosConfig
+	// extraGone are other paths no node may have (a bad config's files).
+	extraGone []string
+	figures   []string
+}
+
+// round is one rollout of one test.
+type round struct {
+	test   string
+	n      int
+	rng    *rand.Rand
+	faults *faults
+	// limit is the pool's maxUnavailable for this round.
+	limit int
+	// config is the MachineConfig this round adds.
+	config chaosConfig
+	// started is when the round's change was made.
+	started time.Time
+}
+
+// chaosConfig is a MachineConfig of the suite: one file whose content names the test and round,
+// and optionally a kernel argument.
+type chaosConfig struct {
+	name, path, content, karg string
+}
+
+func (c chaosConfig) machineConfig() *mcfgv1.MachineConfig {
+	mc := clustertest.FileConfig(c.name, c.path, c.content)
+	if c.karg != "" {
+		mc.Spec.KernelArguments = []string{c.karg}
+	}
+	return mc
+}
+
+// faults records what a round injected and when the last fault ended (the moment from which
+// recovery is timed).
+type faults struct {
+	mu    sync.Mutex
+	n     int
+	last  time.Time
+	notes []string
+}
+
+func (f *faults) add(end time.Time, note string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	if end.After(f.last) {
+		f.last = end
+	}
+	if note != "" {
+		f.notes = append(f.notes, note)
+	}
+}
+
+func (f *faults) get() (int, time.Time, []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n, f.last, slices.Clone(f.notes)
+}
+
+// setLimit sets the worker pool's maxUnavailable.
+func (s *suite) setLimit(t *testing.T, ctx context.Context, r *round, limit int) {
+	t.Helper()
+	p := s.cl.Pool(t, ctx)
+	patch := client.MergeFrom(p.DeepCopy())
+	v := intstr.FromInt32(int32(limit))
+	p.Spec.MaxUnavailable = &v
+	if err := s.cl.C.Patch(ctx, p, patch); err != nil {
+		t.Fatal(err)
+	}
+	r.limit = limit
+}
+
+// change starts the round's rollout: it creates the round's MachineConfig (with a kernel
+// argument if karg) and, once two or more chaos configs are present, deletes the oldest, so every
+// rollout both writes a file and (mostly) removes one.
+func (s *suite) change(t *testing.T, ctx context.Context, r *round, karg bool) {
+	t.Helper()
+	id := fmt.Sprintf("%s-%d", r.test, r.n)
+	r.config = chaosConfig{
+		name:    "50-chaos-" + id,
+		path:    "/etc/chaos/" + id,
+		content: fmt.Sprintf("chaos test %s round %d seed %d\n", r.test, r.n, s.seed),
+	}
+	if karg {
+		r.config.karg = fmt.Sprintf("mco.chaos.%s=%d", strings.ReplaceAll(r.test, "-", "_"), r.n)
+	}
+	s.cl.Watcher.Reset()
+	r.started = time.Now()
+	if err := s.cl.C.Create(ctx, r.config.machineConfig()); err != nil {
+		t.Fatal(err)
+	}
+	s.present = append(s.present, r.config)
+	if len(s.present) > 2 {
+		old := s.present[0]
+		if err := s.cl.C.Delete(ctx, old.machineConfig()); err != nil {
+			t.Fatal(err)
+		}
+		s.present = s.present[1:]
+		s.removed = append(s.removed, old)
+	}
+}
+
+// settle waits for the pool to finish the round's rollout, stopping the round's fault injector
+// (stop, which may be nil) as soon as it did, then checks that nothing was lost and logs the
+// round's figures.
+func (s *suite) settle(t *testing.T, ctx context.Context, r *round, stop func()) {
+	t.Helper()
+	target, at, err := s.waitSettled(ctx, settleTimeout)
+	if stop != nil {
+		stop()
+	}
+	n, last, notes := r.faults.get()
+	most, worst := s.cl.Watcher.MaxUnavailable()
+	if err != nil {
+		at = time.Now()
+	}
+	recover := 0 * time.Second
+	if !last.IsZero() && at.After(last) {
+		recover = at.Sub(last)
+	}
+	line := fmt.Sprintf("chaos: test=%s round=%d/%d faults=%d maxUnavailable=%d/%d recover=%s rollout=%s nodes=%d",
+		r.test, r.n, s.rounds, n, most, r.limit, recover.Round(100*time.Millisecond), at.Sub(r.started).Round(100*time.Millisecond), len(s.nodes))
+	if err != nil {
+		t.Logf("%s FAILED", line)
+		for _, note := range notes {
+			t.Logf("  fault: %s", note)
+		}
+		t.Logf("nodes now:\n%s", s.describe(ctx))
+		t.Fatalf("the pool did not recover: %v; %s", err, s.pokeStuck(ctx))
+	}
+	s.figures = append(s.figures, line)
+	t.Log(line)
+	for _, note := range notes {
+		t.Logf("  fault: %s", note)
+	}
+	if n == 0 {
+		t.Errorf("no fault was injected: the rollout finished before the injector got to it")
+	}
+	if most > r.limit {
+		t.Errorf("%d nodes were unavailable or cordoned at once (%v); maxUnavailable is %d", most, worst, r.limit)
+	}
+	if most == 0 {
+		t.Errorf("the watcher saw no node unavailable during a rollout that reboots every node")
+	}
+	s.target = target
+	s.verify(t, ctx)
+}
+
+// requireSettled fails unless the pool is settled on what the suite expects (the previous test
+// left the cluster whole).
+func (s *suite) requireSettled(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if _, _, err := s.waitSettled(ctx, time.Minute); err != nil {
+		t.Fatalf("the cluster is not settled before the test: %v", err)
+	}
+}
+
+// waitSettled polls until the worker pool targets a config rendered from exactly the present
+// chaos configs (none of the removed), every node of the pool is Done on it and schedulable,
+// and the pool reports them all updated, Updated and not Degraded. Errors reading are retried
+// (the API server may be down); it returns the target and when it was first seen settled.
+func (s *suite) waitSettled(ctx context.Context, timeout time.Duration) (string, time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	why := ""
+	for {
+		target, reason, err := s.settled(ctx)
+		if err == nil && reason == "" {
+			return target, time.Now(), nil
+		}
+		if err != nil {
+			why = err.Error()
+		} else {
+			why = reason
+		}
+		if time.Now().After(deadline) {
+			return "", time.Time{}, fmt.Errorf("not settled after %s: %s", timeout, why)
+		}
+		select {
+		case <-ctx.Done():
+			return "", time.Time{}, fmt.Errorf("%w (last: %s)", ctx.Err(), why)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// settled says why the pool is not settled ("" when it is).
+func (s *suite) settled(ctx context.Context) (string, string, error) {
+	var p mcfgv1.MachineConfigPool
+	if err := s.cl.C.Get(ctx, client.ObjectKey{Name: protocol.WorkerPool}, &p); err != nil {
+		return "", "", err
+	}
+	target := p.Spec.Configuration.Name
+	for _, c := range s.present {
+		if !clustertest.HasSource(&p, c.name) {
+			return "", "target " + target + " lacks " + c.name, nil
+		}
+	}
+	for _, c := range s.removed {
+		if clustertest.HasSource(&p, c.name) {
+			return "", "target " + target + " still has the deleted " + c.name, nil
+		}
+	}
+	want := int32(len(s.nodes))
+	st := p.Status
+	switch {
+	case st.Configuration.Name != target:
+		return "", fmt.Sprintf("pool status on %s, target %s", st.Configuration.Name, target), nil
+	case st.MachineCount != want || st.UpdatedMachineCount != want || st.ReadyMachineCount != want ||
+		st.UnavailableMachineCount != 0 || st.DegradedMachineCount != 0:
+		return "", fmt.Sprintf("pool counts machine=%d updated=%d ready=%d unavailable=%d degraded=%d, want %d updated",
+			st.MachineCount, st.UpdatedMachineCount, st.ReadyMachineCount, st.UnavailableMachineCount, st.DegradedMachineCount, want), nil
+	case !poolcondition.IsTrue(&st, mcfgv1.MachineConfigPoolUpdated):
+		return "", "pool not Updated", nil
+	}
+	for _, c := range []mcfgv1.MachineConfigPoolConditionType{mcfgv1.MachineConfigPoolDegraded, mcfgv1.MachineConfigPoolNodeDegraded, mcfgv1.MachineConfigPoolRenderDegraded} {
+		if cond := poolcondition.Get(&st, c); cond != nil && cond.Status == corev1.ConditionTrue {
+			return "", fmt.Sprintf("pool %s: %s", c, cond.Message), nil
+		}
+	}
+	var nodes corev1.NodeList
+	if err := s.cl.C.List(ctx, &nodes, client.HasLabels{clustertest.WorkerSelector}); err != nil {
+		return "", "", err
+	}
+	var names []string
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		names = append(names, n.Name)
+		if why := nodeNotOn(n, target); why != "" {
+			return "", why, nil
+		}
+	}
+	slices.Sort(names)
+	if want := slices.Sorted(slices.Values(s.nodes)); !slices.Equal(names, want) {
+		return "", fmt.Sprintf("pool nodes %v, want %v", names, want), nil
+	}
+	return target, "", nil
+}
+
+// nodeNotOn says why n is not Done on target and schedulable ("" when it is).
+func nodeNotOn(n *corev1.Node, target string) string {
+	a := n.Annotations
+	switch {
+	case a[protocol.CurrentConfigAnnotation] != target || a[protocol.DesiredConfigAnnotation] != target:
+		return fmt.Sprintf("%s: current %s desired %s, target %s", n.Name, a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation], target)
+	case !rollout.Done(n):
+		return fmt.Sprintf("%s: state %s %s", n.Name, a[protocol.StateAnnotation], a[protocol.ReasonAnnotation])
+	case n.Spec.Unschedulable:
+		return n.Name + " is cordoned"
+	case !rollout.Ready(n):
+		return n.Name + " is not Ready"
+	}
+	return ""
+}
+
+// verify checks inside every machine of the pool that each present chaos config's file has
+// exactly its content and mode and its kernel argument is on the booted command line, and that
+// every removed config's file and kernel argument, and every other path that must be gone, is
+// gone.
+func (s *suite) verify(t *testing.T, ctx context.Context) {
+	t.Helper()
+	var gone []string
+	for _, c := range s.removed {
+		gone = append(gone, c.path)
+	}
+	gone = append(gone, s.extraGone...)
+	for _, name := range s.nodes {
+		for _, c := range s.present {
+			out, err := s.output(ctx, name, "stat", "-c", "%a %F", c.path)
+			if got := strings.TrimSpace(out); err != nil || got != "644 regular file" {
+				t.Errorf("%s: %s is %q (%v), want a regular file of mode 644", name, c.path, got, err)
+				continue
+			}
+			if got, err := s.output(ctx, name, "cat", c.path); err != nil || got != c.content {
+				t.Errorf("%s: %s = %q (%v), want %q", name, c.path, got, err, c.content)
+			}
+		}
+		if len(gone) > 0 {
+			script := `for p; do if [ -e "$p" ] || [ -L "$p" ]; then echo "$p"; fi; done`
+			out, err := s.output(ctx, name, append([]string{"sh", "-c", script, "sh"}, gone...)...)
+			if err != nil {
+				t.Errorf("%s: checking removed files: %v", name, err)
+			} else if left := strings.Fields(out); len(left) > 0 {
+				t.Errorf("%s: %v should be gone", name, left)
+			}
+		}
+		cmdline, err := s.output(ctx, name, "cat", "/proc/cmdline")
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		args := strings.Fields(cmdline)
+		for _, c := range s.present {
+			if c.karg != "" && !slices.Contains(args, c.karg) {
+				t.Errorf("%s: kernel argument %s is not on the booted command line %q", name, c.karg, cmdline)
+			}
+		}
+		for _, c := range s.removed {
+			if c.karg != "" && slices.Contains(args, c.karg) {
+				t.Errorf("%s: kernel argument %s of the deleted %s is still on the command line %q", name, c.karg, c.name, cmdline)
+			}
+		}
+	}
+}
+
+// describe is one line per pool node: config, state, cordon and drain annotations, reason.
+func (s *suite) describe(ctx context.Context) string {
+	var nodes corev1.NodeList
+	if err := s.cl.C.List(ctx, &nodes, client.HasLabels{clustertest.WorkerSelector}); err != nil {
+		return err.Error()
+	}
+	var lines []string
+	for _, n := range nodes.Items {
+		a := n.Annotations
+		ready := "unknown"
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				ready = string(c.Status)
+			}
+		}
+		lines = append(lines, fmt.Sprintf("  %s current=%s desired=%s state=%s cordoned=%v Ready=%s desiredDrain=%s lastAppliedDrain=%s resourceVersion=%s reason=%q",
+			n.Name, a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation], a[protocol.StateAnnotation],
+			n.Spec.Unschedulable, ready, a[protocol.DesiredDrainAnnotation], a[protocol.LastAppliedDrainAnnotation], n.ResourceVersion, a[protocol.ReasonAnnotation]))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// pokeStuck is a diagnosis for a rollout that did not finish: it makes a no-op change (an
+// annotation no component reads) to every node that is not Done on its desired config and says
+// whether the pool then settled. If it did, some component was waiting for news of a Node it had
+// already been given and missed.
+func (s *suite) pokeStuck(ctx context.Context) string {
+	var nodes corev1.NodeList
+	if err := s.cl.C.List(ctx, &nodes, client.HasLabels{clustertest.WorkerSelector}); err != nil {
+		return "no diagnosis: " + err.Error()
+	}
+	var poked []string
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if rollout.Done(n) && !n.Spec.Unschedulable {
+			continue
+		}
+		patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"mco.dev/chaos-poke":%q}}}`, time.Now().Format(time.RFC3339Nano)))
+		if err := s.cl.C.Patch(ctx, n, client.RawPatch(types.MergePatchType, patch)); err == nil {
+			poked = append(poked, n.Name)
+		}
+	}
+	if len(poked) == 0 {
+		return "diagnosis: every node is Done and schedulable; the pool status is behind"
+	}
+	began := time.Now()
+	if _, _, err := s.waitSettled(ctx, 30*time.Second); err != nil {
+		return fmt.Sprintf("diagnosis: a no-op annotation on %v did not help either (%v)", poked, err)
+	}
+	return fmt.Sprintf("diagnosis: the pool settled %s after a no-op annotation on %v: the agent or the controller of that node was waiting for a Node update it had missed",
+		time.Since(began).Round(100*time.Millisecond), poked)
+}
