@@ -230,6 +230,11 @@ func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, 
 			return nil
 		}
 		for name, p := range st.Processes {
+			// Other machines may be off on purpose (stopped, lost); only the cluster's own
+			// processes and the machines waited for must run.
+			if m, ok := strings.CutPrefix(name, machineProcessPrefix); ok && !slices.Contains(machines, m) {
+				continue
+			}
 			if !Alive(p.PID) {
 				return fmt.Errorf("%s exited; see %s", name, p.Log)
 			}
