@@ -249,7 +249,8 @@ func (s *suite) badConfig(t *testing.T, ctx context.Context, r *round) {
 	if _, err := s.output(ctx, victim, "sh", "-c", "rm -rf /etc/x "+elsewhere+" && ln -s "+link+" /etc/x"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = s.output(context.Background(), victim, "rm", "-f", "/etc/x") })
+	// The symlink is this round's: the next round's bad config must fail on its own victim only.
+	defer func() { _, _ = s.output(context.Background(), victim, "rm", "-f", "/etc/x") }()
 	badOnly := fmt.Sprintf("/etc/chaos/bad-only-%d", r.n)
 	bad := &mcfgv1.MachineConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("60-chaos-bad-%d", r.n), Labels: map[string]string{protocol.RoleLabel: protocol.WorkerPool}},
