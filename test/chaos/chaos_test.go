@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mco-dev/mco/internal/devcluster"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
@@ -475,7 +476,7 @@ func (s *suite) pokeStuck(ctx context.Context) string {
 	}
 	began := time.Now()
 	if _, _, err := s.waitSettled(ctx, 30*time.Second); err != nil {
-		return fmt.Sprintf("diagnosis: a no-op annotation on %v did not help either (%v)", poked, err)
+		return fmt.Sprintf("diagnosis: a no-op annotation on %v did not help either (%v); their agents' goroutines:\n%s", poked, err, s.agentStacks(ctx, poked))
 	}
 	return fmt.Sprintf("diagnosis: the pool settled %s after a no-op annotation on %v: the agent or the controller of that node was waiting for a Node update it had missed",
 		time.Since(began).Round(100*time.Millisecond), poked)
@@ -506,4 +507,18 @@ func (s *suite) heal(ctx context.Context) ([]string, error) {
 		return rebooted, fmt.Errorf("rebooting %v did not settle the cluster: %w", rebooted, err)
 	}
 	return rebooted, nil
+}
+
+// agentStacks has the agents of nodes dump their goroutines (SIGQUIT: the Go runtime prints
+// them and exits; systemd restarts the agent) and returns the dumps from their journals.
+func (s *suite) agentStacks(ctx context.Context, nodes []string) string {
+	var b strings.Builder
+	for _, name := range nodes {
+		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		out, err := s.output(ctx, name, "sh", "-c", `systemctl kill --kill-whom=main --signal=QUIT `+devcluster.AgentUnit+` && sleep 1 &&
+journalctl -u `+devcluster.AgentUnit+` --no-pager -o cat -n 2000 | sed -n '/^SIGQUIT/,$p' | grep -v 'control group'`)
+		cancel()
+		fmt.Fprintf(&b, "--- agent of %s (%v)\n%s\n", name, err, out)
+	}
+	return b.String()
 }

@@ -2,6 +2,7 @@ package clustertest
 
 import (
 	"context"
+	"net"
 	"slices"
 	"sync"
 	"time"
@@ -42,6 +43,9 @@ type Watcher struct {
 func Watch(ctx context.Context, cfg *rest.Config, selector string) (*Watcher, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = 0
+	// A dialer of its own keeps client-go from sharing a cached transport (and so a connection)
+	// with the test's other clients.
+	cfg.Dial = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
