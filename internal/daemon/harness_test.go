@@ -162,6 +162,8 @@ func startAgentWith(t *testing.T, name, root string, configure func(*daemon.Opti
 			ctx, stop := context.WithCancel(parent)
 			opts := daemon.Options{NodeName: name, Root: root, DriftInterval: time.Second, Systemd: ag.sd,
 				Rebooter: reboot.Func(func(context.Context, string) error {
+					// Every boot starts with an empty /run.
+					_ = os.Remove(filepath.Join(root, daemon.RebootPendingPath))
 					if onReboot != nil {
 						onReboot()
 					}

@@ -289,3 +289,41 @@ func TestFirstBootFailureIsNeverDone(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedRebootIsTakenAgain: the agent committed a config that needs a reboot but died
+// before the reboot happened (killed, or the API server was down when it marked the Node).
+// The restarted agent finds the committed config not booted in this same boot and reboots,
+// instead of reporting a mismatch forever.
+func TestInterruptedRebootIsTakenAgain(t *testing.T) {
+	testenv.Integration(t)
+	requireSystemctl(t)
+	ctx := context.Background()
+	r0 := machineConfig("rendered-os-interrupted-0", map[string]string{"/etc/os-interrupted.conf": "zero"})
+	r1 := machineConfig("rendered-os-interrupted-1", map[string]string{"/etc/os-interrupted.conf": "one"})
+	r1.Spec.KernelArguments = []string{"audit=1"}
+	root, host := onPackageHost(t, ctx, "os-interrupted", "ro quiet", r0, r1)
+	var calls atomic.Int32
+	ag := startAgentWith(t, "os-interrupted", root, host.configure, func() {
+		if calls.Add(1) == 1 {
+			// The power stayed on: the agent process ended, the machine never rebooted, and
+			// /run still says the committed config waits for its reboot.
+			if err := os.MkdirAll(filepath.Join(root, filepath.Dir(daemon.RebootPendingPath)), 0o755); err != nil {
+				t.Error(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, daemon.RebootPendingPath), []byte(r1.Name+"\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+			return
+		}
+		host.boot(t)
+	})
+	awaitNode(t, ctx, "os-interrupted", "Done in "+r0.Name, doneIn(r0.Name))
+	annotate(t, ctx, "os-interrupted", map[string]string{protocol.DesiredConfigAnnotation: r1.Name})
+	awaitNode(t, ctx, "os-interrupted", "Done in "+r1.Name, doneIn(r1.Name))
+	if got := ag.reboots.Load(); got != 2 {
+		t.Errorf("%d reboots, want 2 (the interrupted one and the one taken again)", got)
+	}
+	if got, _ := os.ReadFile(host.cmdline); string(got) != "ro quiet audit=1\n" {
+		t.Errorf("booted command line %q", got)
+	}
+}

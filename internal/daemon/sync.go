@@ -90,6 +90,15 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootedSystemUnknown", err), err)
 	}
 	if ms := osimage.Verify(specOf(l), booted); len(ms) > 0 {
+		if pending, err := a.rebootPendingFor(current); err != nil || pending {
+			if err != nil {
+				return err
+			}
+			// Committed, but the reboot that brings it into effect never came (the agent was
+			// killed, or could not reach the API server, in between): reboot now. After that
+			// boot /run is empty, so a mismatch then is a real one.
+			return a.reboot(ctx, current, "the reboot of this committed config was interrupted")
+		}
 		return a.degrade(ctx, protocol.NodeDegraded, "BootedConfigMismatch", osimage.MismatchError(current, ms))
 	}
 	node := a.kube.node()

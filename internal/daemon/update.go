@@ -84,6 +84,14 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	if req.Record, err = json.Marshal(next.mc); err != nil {
 		return err
 	}
+	if pl.NeedsReboot() {
+		// Before the commit: once desired is committed, nothing else remembers that it still
+		// needs the reboot (a crash, or an API server that is down when the agent marks the
+		// Node, would leave the node in a committed config it never booted).
+		if err := a.markRebootPending(desired); err != nil {
+			return err
+		}
+	}
 	if err := a.apply(ctx, req, pl); err != nil {
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "UpdateFailed", err), err)
 	}
@@ -93,7 +101,7 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 		}
 	}
 	if pl.NeedsReboot() {
-		return a.reboot(ctx, desired, pl)
+		return a.reboot(ctx, desired, causes(pl))
 	}
 	a.kube.event(corev1.EventTypeNormal, "Updated", "Applied %s without a reboot (%s)", desired, pl)
 	a.poke() // settle into the new config on the next pass
@@ -262,13 +270,14 @@ func (a *Agent) postActions(ctx context.Context, pl plan.Plan) error {
 	return nil
 }
 
-func (a *Agent) reboot(ctx context.Context, desired string, pl plan.Plan) error {
+func (a *Agent) reboot(ctx context.Context, desired, why string) error {
 	rebooting := protocol.PostConfigActionRebooting
 	if err := a.kube.patchAnnotations(ctx, map[string]*string{protocol.PostConfigActionAnnotation: &rebooting}); err != nil {
-		return err
+		// The annotation only tells others; the config is committed and waits for this reboot.
+		a.opts.Log.Error("could not mark the Node Rebooting; rebooting anyway", "node", a.opts.NodeName, "err", err)
 	}
 	reason := "Node will reboot into config " + desired
-	a.kube.eventNow(ctx, corev1.EventTypeNormal, "Reboot", "%s (%s)", reason, causes(pl))
+	a.kube.eventNow(ctx, corev1.EventTypeNormal, "Reboot", "%s (%s)", reason, why)
 	if err := a.opts.Rebooter.Reboot(ctx, reason); err != nil {
 		a.metrics.rebootsFailed.Inc()
 		err = fmt.Errorf("config %s is written but the reboot failed: %w", desired, err)
