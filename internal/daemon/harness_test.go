@@ -23,11 +23,9 @@ import (
 
 	"github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/apply"
-	"github.com/mco-dev/mco/internal/daemon/nodefiles"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/reboot"
 	"github.com/mco-dev/mco/internal/daemon/systemd"
-	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -92,14 +90,7 @@ func newRoot(t testing.TB) string {
 // committed, and node-annotations.json for the agent to seed its Node with.
 func provision(t testing.TB, root string, mc *mcfgv1.MachineConfig) {
 	t.Helper()
-	cfg, err := ignition.Parse(mc.Spec.Config.Raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := nodefiles.FromConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := setOf(t, mc)
 	r, err := noderoot.Open(root)
 	if err != nil {
 		t.Fatal(err)

@@ -49,15 +49,11 @@ func retryAfter(attempts int, first time.Duration) time.Duration {
 // reason is the Node's reason while the journal is stuck: what is left, when the agent tries
 // again and what an admin can do come before the error, so truncation only shortens the error.
 func (s *stuckJournal) reason() string {
-	what := "an interrupted update (its journal is unreadable)"
-	if s.to != "" || s.from != "" {
-		what = fmt.Sprintf("the update from %q to %q", s.from, s.to)
-	}
 	return fmt.Sprintf("%s could not be rolled back and is still journaled in %s; the agent retries at %s "+
 		"(attempt %d, backing off to %s). To fix: repair what the error below names, then run "+
 		"`mco daemon recover` on the node, or create %s to abandon the rollback (the journal is "+
 		"kept in %s/journal.abandoned-*) and rewrite the desired config in full. Rollback error: %v",
-		what, apply.JournalPath, s.next.UTC().Format(time.RFC3339), s.attempts, journalRetryMax,
+		interruptedUpdate(s.from, s.to), apply.JournalPath, s.next.UTC().Format(time.RFC3339), s.attempts, journalRetryMax,
 		ForceFilePath, apply.StateDir, s.err)
 }
 

@@ -15,11 +15,16 @@ type StuckError struct {
 	Err      error
 }
 
-func (e *StuckError) Error() string {
-	what := "an interrupted update (its journal is unreadable)"
-	if e.From != "" || e.To != "" {
-		what = fmt.Sprintf("the update from %q to %q", e.From, e.To)
+// interruptedUpdate names a journaled update for an admin.
+func interruptedUpdate(from, to string) string {
+	if from == "" && to == "" {
+		return "an interrupted update (its journal is unreadable)"
 	}
+	return fmt.Sprintf("the update from %q to %q", from, to)
+}
+
+func (e *StuckError) Error() string {
+	what := interruptedUpdate(e.From, e.To)
 	return fmt.Sprintf("%s is still journaled in %s: %v\n"+
 		"Repair what the error names and run `mco daemon recover` again, or give the rollback up with "+
 		"`mco daemon recover --abandon` (the agent then rewrites the desired config in full)",

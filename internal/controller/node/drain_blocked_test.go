@@ -127,10 +127,16 @@ func setBudget(t *testing.T, ctx context.Context, pdb *policyv1.PodDisruptionBud
 
 func waitNodeEvent(t *testing.T, ctx context.Context, node, reason, contains string) {
 	t.Helper()
+	waitEvent(t, ctx, "node", node, reason, contains)
+}
+
+// waitEvent waits for an event of reason, mentioning contains, on the object named name.
+func waitEvent(t *testing.T, ctx context.Context, kind, name, reason, contains string) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var events corev1.EventList
-		if err := k8sClient.List(ctx, &events, client.MatchingFields{"involvedObject.name": node}); err != nil {
+		if err := k8sClient.List(ctx, &events, client.MatchingFields{"involvedObject.name": name}); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range events.Items {
@@ -139,7 +145,7 @@ func waitNodeEvent(t *testing.T, ctx context.Context, node, reason, contains str
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s event mentioning %q on node %s: %+v", reason, contains, node, events.Items)
+			t.Fatalf("no %s event mentioning %q on %s %s: %+v", reason, contains, kind, name, events.Items)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

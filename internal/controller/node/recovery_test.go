@@ -122,7 +122,7 @@ func TestUnresponsiveNodeIsReportedAndHaltsThePool(t *testing.T) {
 	if !poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolDegraded) {
 		t.Error("pool not Degraded")
 	}
-	waitPoolEvent(t, ctx, role, ReasonNodeUnresponsive, nodes[0])
+	waitEvent(t, ctx, "pool", role, ReasonNodeUnresponsive, nodes[0])
 	time.Sleep(time.Second) // time enough for a controller that starts nodes anyway
 	for _, name := range nodes[1:] {
 		if got := getNode(t, ctx, name).Annotations[protocol.DesiredConfigAnnotation]; got != oldCfg {
@@ -139,26 +139,6 @@ func TestUnresponsiveNodeIsReportedAndHaltsThePool(t *testing.T) {
 	p = waitPool(t, ctx, role, "Updated after the node returned", 30*time.Second, updatedTo(newCfg, 4))
 	if poolcondition.IsTrue(&p.Status, poolcondition.NodeUnresponsive) || poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolDegraded) {
 		t.Errorf("conditions after recovery: %+v", p.Status.Conditions)
-	}
-}
-
-func waitPoolEvent(t *testing.T, ctx context.Context, pool, reason, contains string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var events corev1.EventList
-		if err := k8sClient.List(ctx, &events, client.MatchingFields{"involvedObject.name": pool}); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range events.Items {
-			if e.Reason == reason && strings.Contains(e.Message, contains) {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s event on pool %s naming %s: %+v", reason, pool, contains, events.Items)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
