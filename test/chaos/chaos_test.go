@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/devcluster"
+	"github.com/mco-dev/mco/internal/machine"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
@@ -444,9 +445,14 @@ func (s *suite) describe(ctx context.Context) string {
 				ready = string(c.Status)
 			}
 		}
-		lines = append(lines, fmt.Sprintf("  %s current=%s desired=%s state=%s cordoned=%v Ready=%s desiredDrain=%s lastAppliedDrain=%s resourceVersion=%s reason=%q",
+		boots := "?"
+		if st, err := machine.ReadStatus(s.cl.MachineDir(n.Name)); err == nil {
+			boots = fmt.Sprintf("%d (%s since %s)", st.Boots, st.State, st.Since.Format("15:04:05"))
+		}
+		lines = append(lines, fmt.Sprintf("  %s current=%s desired=%s state=%s cordoned=%v Ready=%s desiredDrain=%s lastAppliedDrain=%s postConfigAction=%s boots=%s resourceVersion=%s reason=%q",
 			n.Name, a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation], a[protocol.StateAnnotation],
-			n.Spec.Unschedulable, ready, a[protocol.DesiredDrainAnnotation], a[protocol.LastAppliedDrainAnnotation], n.ResourceVersion, a[protocol.ReasonAnnotation]))
+			n.Spec.Unschedulable, ready, a[protocol.DesiredDrainAnnotation], a[protocol.LastAppliedDrainAnnotation],
+			a[protocol.PostConfigActionAnnotation], boots, n.ResourceVersion, a[protocol.ReasonAnnotation]))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -515,7 +521,10 @@ func (s *suite) agentStacks(ctx context.Context, nodes []string) string {
 	var b strings.Builder
 	for _, name := range nodes {
 		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		out, err := s.output(ctx, name, "sh", "-c", `systemctl kill --kill-whom=main --signal=QUIT `+devcluster.AgentUnit+` && sleep 1 &&
+		out, err := s.output(ctx, name, "sh", "-c", `echo "committed: $(grep -o '"name":"rendered-[a-z0-9-]*"' /etc/machine-config-daemon/currentconfig | head -1)"
+echo "--- journal (agent and reboot unit, tail)"
+journalctl -u `+devcluster.AgentUnit+` -u machine-config-daemon-reboot --no-pager -n 40 | grep -v 'control group'
+systemctl kill --kill-whom=main --signal=QUIT `+devcluster.AgentUnit+` && sleep 1 &&
 journalctl -u `+devcluster.AgentUnit+` --no-pager -o cat -n 2000 | sed -n '/^SIGQUIT/,$p' | grep -v 'control group'`)
 		cancel()
 		fmt.Fprintf(&b, "--- agent of %s (%v)\n%s\n", name, err, out)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,6 +49,7 @@ func Start(t testing.TB, ctx context.Context, nodes int) *Cluster {
 	for _, tool := range []string{"etcd", "kube-apiserver", "ignition"} {
 		testenv.RequireTool(t, tool)
 	}
+	lockCluster(t)
 	dir := t.TempDir()
 	// The path to a machine's root must be traversable by the core user, whom Ignition becomes
 	// to write SSH keys; t.TempDir() makes 0700 directories.
@@ -220,4 +222,27 @@ func FileConfig(name, path, content string) *mcfgv1.MachineConfig {
 			`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":%q,"mode":420,"contents":{"source":"data:,%s"}}]}}`,
 			path, strings.ReplaceAll(strings.ReplaceAll(content, " ", "%20"), "\n", "%0A")))}},
 	}
+}
+
+// LockFile serialises the dev clusters of tests on one host (test/e2e and test/chaos run as
+// separate processes under `go test -p 2`): the machines of every cluster share the host's
+// cgroup hierarchy, and two clusters rebooting machines at once were seen to stall each other.
+var LockFile = filepath.Join(os.TempDir(), "mco-dev-cluster-tests.lock")
+
+// lockCluster waits for the host's dev-cluster lock and holds it until the test ends.
+func lockCluster(t testing.TB) {
+	t.Helper()
+	f, err := os.OpenFile(LockFile, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatalf("locking %s: %v", LockFile, err)
+	}
+	if waited := time.Since(began); waited > time.Second {
+		t.Logf("waited %s for another test's dev cluster (%s)", waited.Round(time.Second), LockFile)
+	}
+	t.Cleanup(func() { f.Close() }) // registered first, so it runs after the cluster is down
 }
