@@ -26,6 +26,9 @@ type Options struct {
 	DriftInterval time.Duration
 	// DrainTimeout bounds the wait for the drain controller before reporting Degraded.
 	DrainTimeout time.Duration
+	// RebootTimeout is how long a queued reboot may take to end the agent before it is asked
+	// for again (three times, then Degraded).
+	RebootTimeout time.Duration
 	// JournalRetry is the first delay of retrying a journal whose rollback failed (default
 	// 5 s); it doubles up to 5 min.
 	JournalRetry time.Duration
@@ -41,6 +44,9 @@ type Options struct {
 func (o *Options) defaults(root *noderoot.Root) {
 	if o.DriftInterval == 0 {
 		o.DriftInterval = 30 * time.Second
+	}
+	if o.RebootTimeout == 0 {
+		o.RebootTimeout = 5 * time.Minute
 	}
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = time.Hour

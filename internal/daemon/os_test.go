@@ -18,6 +18,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/daemon/reboot"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
 )
@@ -325,5 +326,38 @@ func TestInterruptedRebootIsTakenAgain(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(host.cmdline); string(got) != "ro quiet audit=1\n" {
 		t.Errorf("booted command line %q", got)
+	}
+}
+
+// TestLostRebootIsAskedForAgain: systemd accepted the reboot but it never happened (the agent
+// keeps running). After RebootTimeout the agent asks again instead of waiting forever.
+func TestLostRebootIsAskedForAgain(t *testing.T) {
+	testenv.Integration(t)
+	requireSystemctl(t)
+	ctx := context.Background()
+	r0 := machineConfig("rendered-os-lost-reboot-0", map[string]string{"/etc/os-lost-reboot.conf": "zero"})
+	r1 := machineConfig("rendered-os-lost-reboot-1", map[string]string{"/etc/os-lost-reboot.conf": "one"})
+	r1.Spec.KernelArguments = []string{"audit=1"}
+	root, host := onPackageHost(t, ctx, "os-lost-reboot", "ro quiet", r0, r1)
+	var asked atomic.Int32
+	ag := startAgentWith(t, "os-lost-reboot", root, func(o *daemon.Options) {
+		host.configure(o)
+		o.RebootTimeout = 2 * time.Second
+		boot := o.Rebooter
+		o.Rebooter = reboot.Func(func(ctx context.Context, reason string) error {
+			if asked.Add(1) == 1 {
+				return nil // accepted, and lost
+			}
+			return boot.Reboot(ctx, reason)
+		})
+	}, func() { host.boot(t) })
+	awaitNode(t, ctx, "os-lost-reboot", "Done in "+r0.Name, doneIn(r0.Name))
+	annotate(t, ctx, "os-lost-reboot", map[string]string{protocol.DesiredConfigAnnotation: r1.Name})
+	awaitNode(t, ctx, "os-lost-reboot", "Done in "+r1.Name, doneIn(r1.Name))
+	if got := asked.Load(); got != 2 {
+		t.Errorf("asked for %d reboots, want 2 (the lost one and the one asked for again)", got)
+	}
+	if got := ag.reboots.Load(); got != 1 {
+		t.Errorf("%d reboots happened, want 1", got)
 	}
 }

@@ -1,8 +1,13 @@
 package daemon
 
 import (
+	"context"
+	"fmt"
 	"path"
 	"strings"
+	"time"
+
+	"github.com/mco-dev/mco/internal/protocol"
 
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 )
@@ -30,4 +35,30 @@ func (a *Agent) rebootPendingFor(config string) (bool, error) {
 		return false, err
 	}
 	return strings.TrimSpace(string(data)) == config, nil
+}
+
+// clearRebootPending drops the record once a later config was applied without a reboot: the
+// node is no longer waiting for the one it names.
+func (a *Agent) clearRebootPending() error {
+	return a.root.Remove(RebootPendingPath, false)
+}
+
+// maxRebootRequests is how often one agent process asks for a reboot that never comes before
+// it reports the node Degraded instead of asking again.
+const maxRebootRequests = 3
+
+// rebootOverdue: the queued reboot should have ended this process by now.
+func (a *Agent) rebootOverdue() bool {
+	return time.Since(a.s.rebootQueuedAt) >= a.opts.RebootTimeout
+}
+
+// rebootAgain asks for the reboot a committed config waits for, at most maxRebootRequests
+// times per process.
+func (a *Agent) rebootAgain(ctx context.Context, current string) error {
+	if a.s.rebootRequests >= maxRebootRequests {
+		return a.degrade(ctx, protocol.NodeDegraded, "RebootFailed", fmt.Errorf(
+			"config %s is written and needs a reboot, but %d reboots asked for over %s never happened; check the node's systemd (journalctl -u machine-config-daemon-reboot) and reboot it by hand",
+			current, a.s.rebootRequests, time.Duration(a.s.rebootRequests)*a.opts.RebootTimeout))
+	}
+	return a.reboot(ctx, current, "the reboot into this committed config did not happen")
 }

@@ -33,8 +33,13 @@ type session struct {
 	// drainRequested is when the agent asked for the current drain.
 	drainRequested time.Time
 	drainTimer     *time.Timer
-	// rebootQueued: nothing more to do until the node restarts.
-	rebootQueued bool
+	// rebootQueued: nothing more to do until the node restarts, unless the reboot does not
+	// come within RebootTimeout (rebootTimer pokes the loop then); rebootRequests counts the
+	// reboots asked for in this process.
+	rebootQueued   bool
+	rebootQueuedAt time.Time
+	rebootTimer    *time.Timer
+	rebootRequests int
 	// booted is what the OS backend reported booted, asked once per agent process: settle
 	// verifies it on every pass (drift ticks included) and rpm-ostree status takes seconds.
 	// What booted changes only with a reboot, and no agent process outlives a boot (a reboot

@@ -20,7 +20,12 @@ func (a *Agent) sync(ctx context.Context) error {
 		return fmt.Errorf("node %s not found", a.opts.NodeName)
 	}
 	if a.s.rebootQueued {
-		return nil
+		if !a.rebootOverdue() {
+			return nil
+		}
+		// Asked for, but this process still runs: the reboot was lost. settle asks again,
+		// since the reboot-pending record says the committed config still waits for it.
+		a.s.rebootQueued = false
 	}
 	committed, err := a.committedName()
 	if err != nil {
@@ -89,16 +94,15 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 	if err != nil {
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootedSystemUnknown", err), err)
 	}
+	// Committed, but the reboot that brings it into effect never came (the agent was killed,
+	// could not reach the API server, or the reboot was lost): reboot now. After that boot /run
+	// is empty, so a mismatch then is a real one.
+	if pending, err := a.rebootPendingFor(current); err != nil {
+		return err
+	} else if pending {
+		return a.rebootAgain(ctx, current)
+	}
 	if ms := osimage.Verify(specOf(l), booted); len(ms) > 0 {
-		if pending, err := a.rebootPendingFor(current); err != nil || pending {
-			if err != nil {
-				return err
-			}
-			// Committed, but the reboot that brings it into effect never came (the agent was
-			// killed, or could not reach the API server, in between): reboot now. After that
-			// boot /run is empty, so a mismatch then is a real one.
-			return a.reboot(ctx, current, "the reboot of this committed config was interrupted")
-		}
 		return a.degrade(ctx, protocol.NodeDegraded, "BootedConfigMismatch", osimage.MismatchError(current, ms))
 	}
 	node := a.kube.node()

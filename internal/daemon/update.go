@@ -103,6 +103,9 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	if pl.NeedsReboot() {
 		return a.reboot(ctx, desired, causes(pl))
 	}
+	if err := a.clearRebootPending(); err != nil {
+		return err
+	}
 	a.kube.event(corev1.EventTypeNormal, "Updated", "Applied %s without a reboot (%s)", desired, pl)
 	a.poke() // settle into the new config on the next pass
 	return nil
@@ -283,7 +286,12 @@ func (a *Agent) reboot(ctx context.Context, desired, why string) error {
 		err = fmt.Errorf("config %s is written but the reboot failed: %w", desired, err)
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "RebootFailed", err), err)
 	}
-	a.s.rebootQueued = true
+	a.s.rebootQueued, a.s.rebootQueuedAt = true, time.Now()
+	a.s.rebootRequests++
+	if a.s.rebootTimer != nil {
+		a.s.rebootTimer.Stop()
+	}
+	a.s.rebootTimer = time.AfterFunc(a.opts.RebootTimeout, a.poke)
 	return nil
 }
 
