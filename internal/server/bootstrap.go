@@ -60,6 +60,8 @@ func LoadBootstrap(opts BootstrapOptions) (map[string]PoolState, error) {
 	if err != nil {
 		return nil, err
 	}
+	extras := Extras{KubeletCA: kubeletCA, Kubeconfig: kubeconfig, PullSecret: pullSecret}
+	extrasKey := extras.key()
 	pools := make(map[string]PoolState, len(poolFiles))
 	for _, file := range poolFiles {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
@@ -67,13 +69,8 @@ func LoadBootstrap(opts BootstrapOptions) (map[string]PoolState, error) {
 		if err != nil {
 			return nil, err
 		}
-		state.Served.KubeletCA = kubeletCA
-		state.Served.Kubeconfig = kubeconfig
-		state.Served.PullSecret = pullSecret
+		state.addExtras(extras, extrasKey)
 		state.Tokens = tokensFor(tokens, name)
-		if state.Key != "" {
-			state.Key = contentKey([]byte(state.Key), kubeletCA, kubeconfig, pullSecret)
-		}
 		pools[name] = state
 	}
 	return pools, nil

@@ -163,7 +163,8 @@ func (s *clusterSource) snapshot(ctx context.Context) (map[string]PoolState, err
 	if err != nil {
 		return nil, err
 	}
-	extrasKey := contentKey(kubeletCA, kubeconfig, pullSecret)
+	extras := Extras{KubeletCA: kubeletCA, Kubeconfig: kubeconfig, PullSecret: pullSecret}
+	extrasKey := extras.key()
 	var pools mcfgv1.MachineConfigPoolList
 	if err := s.reader.List(ctx, &pools); err != nil {
 		return nil, err
@@ -172,10 +173,7 @@ func (s *clusterSource) snapshot(ctx context.Context) (map[string]PoolState, err
 	for i := range pools.Items {
 		pool := &pools.Items[i]
 		state := s.poolState(ctx, pool)
-		state.Served.KubeletCA, state.Served.Kubeconfig, state.Served.PullSecret = kubeletCA, kubeconfig, pullSecret
-		if state.Key != "" {
-			state.Key += "/" + extrasKey
-		}
+		state.addExtras(extras, extrasKey)
 		tokens, err := s.tokens(ctx, pool.Name)
 		if err != nil {
 			// Failing closed: a pool whose token Secret is unreadable must not be served openly.

@@ -79,15 +79,15 @@ func LoadFromDir(opts FromDirOptions, parses *render.ParseCache, log *slog.Logge
 		ControllerVersion: version.Get().Commit,
 		Parse:             parses.Parse,
 	}
+	extras := Extras{KubeletCA: kubeletCA, Kubeconfig: kubeconfig, PullSecret: pullSecret}
+	extrasKey := extras.key()
 	states := make(map[string]PoolState, len(pools))
 	for _, pool := range pools {
 		state := renderPool(pool, configs, renderOpts)
 		if state.Err != nil {
 			log.Error("pool does not render; its requests fail until fixed", "pool", pool.Name, "err", state.Err)
-		} else {
-			state.Key = contentKey([]byte(state.Key), kubeletCA, kubeconfig, pullSecret)
 		}
-		state.Served.KubeletCA, state.Served.Kubeconfig, state.Served.PullSecret = kubeletCA, kubeconfig, pullSecret
+		state.addExtras(extras, extrasKey)
 		state.Tokens = tokensFor(tokens, pool.Name)
 		states[pool.Name] = state
 	}

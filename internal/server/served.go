@@ -35,6 +35,12 @@ const (
 type ServedInput struct {
 	// Config is the rendered MachineConfig to serve.
 	Config *mcfgv1.MachineConfig
+	Extras
+}
+
+// Extras are what every pool's served config gets besides its rendered config, the same for
+// all pools of a source.
+type Extras struct {
 	// KubeletCA, when set, becomes KubeletCAPath so even paused pools get the current CA.
 	KubeletCA []byte
 	// Kubeconfig, when set, becomes KubeconfigPath: the new machine's credential to join.
@@ -42,6 +48,19 @@ type ServedInput struct {
 	// PullSecret, when set, becomes PullSecretPath (root, 0600): the registry credentials the
 	// first boot pulls the OS image with and the kubelet pulls the cluster's images with.
 	PullSecret []byte
+}
+
+// key hashes the extras, once per load: it goes into every pool's key.
+func (e Extras) key() string { return contentKey(e.KubeletCA, e.Kubeconfig, e.PullSecret) }
+
+// addExtras gives st the extras and folds their key (Extras.key) into its own, so a changed
+// CA, kubeconfig or pull secret rebuilds the cached bytes. A state without a key has nothing
+// to serve and keeps none.
+func (st *PoolState) addExtras(e Extras, key string) {
+	st.Served.Extras = e
+	if st.Key != "" {
+		st.Key += "/" + key
+	}
 }
 
 // BuildServedConfig returns the Ignition document a new machine receives for in, in spec

@@ -167,7 +167,7 @@ func TestBuildServedConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in := ServedInput{Config: testMC(t, tc.config), KubeletCA: []byte(tc.kubeletCA), Kubeconfig: []byte(tc.kubecfg), PullSecret: []byte(tc.pullSec)}
+			in := ServedInput{Config: testMC(t, tc.config), Extras: Extras{KubeletCA: []byte(tc.kubeletCA), Kubeconfig: []byte(tc.kubecfg), PullSecret: []byte(tc.pullSec)}}
 			served, err := BuildServedConfig(in, ignition.MustVersion(tc.version))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
