@@ -72,10 +72,7 @@ func Decide(in Input) Decision {
 	if len(d.Next) > 0 {
 		after = withDesired(in.Nodes, d.Next, d.Target)
 	}
-	d.Status, d.Completed = computeStatus(in.Pool, after, in.Now)
-	if d.Target != "" {
-		setUnresponsive(&d.Status, d.Unresponsive, threshold, in.Now)
-	}
+	d.Status, d.Completed = computeStatus(in.Pool, after, d.Unresponsive, threshold, in.Now)
 	return d
 }
 

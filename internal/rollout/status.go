@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +21,7 @@ const maxNamedNodes = 10
 // computeStatus derives the pool's status from its members. It starts from the pool's current
 // status so conditions owned by others (RenderDegraded) are kept, and reports whether
 // status.configuration moved to the target.
-func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now metav1.Time) (mcfgv1.MachineConfigPoolStatus, bool) {
+func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, lost []Unresponsive, threshold time.Duration, now metav1.Time) (mcfgv1.MachineConfigPoolStatus, bool) {
 	st := *pool.Status.DeepCopy()
 	target := pool.Spec.Configuration.Name
 	st.ObservedGeneration = pool.Generation
@@ -72,6 +73,7 @@ func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, now met
 	} else {
 		poolcondition.Set(&st, mcfgv1.MachineConfigPoolNodeDegraded, corev1.ConditionFalse, "", "", now)
 	}
+	setUnresponsive(&st, lost, threshold, now)
 	poolcondition.SetDegraded(&st, now)
 
 	if len(blocked) > 0 {
@@ -98,12 +100,17 @@ func nameNodes(nodes []*corev1.Node, rank func(*corev1.Node) int, phrase func(*c
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	var parts []string
-	for _, n := range sorted[:min(len(sorted), maxNamedNodes)] {
-		parts = append(parts, phrase(n))
+	parts := make([]string, len(sorted))
+	for i, n := range sorted {
+		parts[i] = phrase(n)
 	}
-	if extra := len(sorted) - maxNamedNodes; extra > 0 {
-		parts = append(parts, fmt.Sprintf("and %d more", extra))
+	return boundedList(parts)
+}
+
+// boundedList joins parts, naming at most maxNamedNodes and counting the rest.
+func boundedList(parts []string) string {
+	if extra := len(parts) - maxNamedNodes; extra > 0 {
+		parts = append(parts[:maxNamedNodes:maxNamedNodes], fmt.Sprintf("and %d more", extra))
 	}
 	return strings.Join(parts, ", ")
 }

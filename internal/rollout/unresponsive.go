@@ -52,21 +52,17 @@ func unresponsive(nodes []*corev1.Node, threshold time.Duration, now time.Time) 
 	return out, recheck
 }
 
-// setUnresponsive writes the NodeUnresponsive condition and folds it into Degraded.
+// setUnresponsive writes the NodeUnresponsive condition (part of Degraded, see poolcondition).
 func setUnresponsive(st *mcfgv1.MachineConfigPoolStatus, lost []Unresponsive, threshold time.Duration, now metav1.Time) {
 	if len(lost) == 0 {
 		poolcondition.Set(st, poolcondition.NodeUnresponsive, corev1.ConditionFalse, "", "", now)
-	} else {
-		var parts []string
-		for _, u := range lost[:min(len(lost), maxNamedNodes)] {
-			parts = append(parts, u.String())
-		}
-		if extra := len(lost) - maxNamedNodes; extra > 0 {
-			parts = append(parts, fmt.Sprintf("and %d more", extra))
-		}
-		poolcondition.Set(st, poolcondition.NodeUnresponsive, corev1.ConditionTrue, "NotReadyDuringUpdate",
-			fmt.Sprintf("%s (threshold %s); no further nodes of this pool are started until it is Ready again, or deleted from the cluster if it is gone for good",
-				strings.Join(parts, ", "), threshold), now)
+		return
 	}
-	poolcondition.SetDegraded(st, now)
+	parts := make([]string, len(lost))
+	for i, u := range lost {
+		parts[i] = u.String()
+	}
+	poolcondition.Set(st, poolcondition.NodeUnresponsive, corev1.ConditionTrue, "NotReadyDuringUpdate",
+		fmt.Sprintf("%s (threshold %s); no further nodes of this pool are started until it is Ready again, or deleted from the cluster if it is gone for good",
+			boundedList(parts), threshold), now)
 }

@@ -96,15 +96,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // reportUnresponsive emits one Warning per node and config it did not come back from, and
 // forgets nodes that came back (so a second outage is reported again).
 func (r *Reconciler) reportUnresponsive(pool *mcfgv1.MachineConfigPool, members []*corev1.Node, lost []rollout.Unresponsive) {
-	threshold := r.Options.NotReadyThreshold
-	if threshold <= 0 {
-		threshold = rollout.DefaultNotReadyThreshold
-	}
 	isLost := map[string]bool{}
 	for _, u := range lost {
 		isLost[u.Node] = true
 		r.warnOnce(pool, "unresponsive/"+pool.Name+"/"+u.Node, ReasonNodeUnresponsive,
-			fmt.Sprintf("%s (longer than %s); no further nodes of pool %s are started until it is Ready again or deleted", u, threshold, pool.Name))
+			fmt.Sprintf("%s; no further nodes of pool %s are started until it is Ready again or deleted", u, pool.Name))
 	}
 	for _, n := range members {
 		if !isLost[n.Name] {

@@ -63,8 +63,7 @@ var relevantNodeChange = predicate.Funcs{
 			!maps.Equal(protocolAnnotations(old), protocolAnnotations(cur)) ||
 			old.Spec.Unschedulable != cur.Spec.Unschedulable ||
 			!equality.Semantic.DeepEqual(old.Spec.Taints, cur.Spec.Taints) ||
-			rollout.Ready(old) != rollout.Ready(cur) ||
-			rollout.Healthy(old) != rollout.Healthy(cur)
+			rollout.Healthy(old) != rollout.Healthy(cur) // with the cordon above, Ready too
 	},
 }
 
