@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 )
 
 // exitError carries a specific process exit code through cobra.
@@ -43,16 +41,6 @@ serves it to new machines as Ignition, and rolls it onto existing nodes safely.`
 	return root
 }
 
-// signalContext ends on SIGTERM or SIGINT; a second signal exits at once.
-func signalContext() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
-	go func() {
-		<-ch
-		cancel()
-		<-ch
-		os.Exit(1)
-	}()
-	return ctx
-}
+// signalContext ends on SIGTERM or SIGINT; a second signal exits at once. controller-runtime's
+// signals package, not its manager: the node build stays free of the manager.
+func signalContext() context.Context { return signals.SetupSignalHandler() }
