@@ -174,11 +174,11 @@ func Down(dir string) error {
 		}()
 	}
 	wg.Wait()
+	// Machine supervisors are in the list too: one that never wrote its status (stopped while
+	// making its disk) is not known to machine.Stop; the others are gone already.
 	order := []string{}
 	for name := range st.Processes {
-		if !strings.HasPrefix(name, machineProcessPrefix) {
-			order = append(order, name)
-		}
+		order = append(order, name)
 	}
 	rank := map[string]int{ControllerProcess: 1, ServerProcess: 1, APIServerProcess: 2, EtcdProcess: 3}
 	slices.SortFunc(order, func(a, b string) int { return rank[a] - rank[b] })

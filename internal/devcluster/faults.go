@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/mco-dev/mco/internal/machine"
 )
 
 // Processes a fault can be injected into, as state.json names them.
@@ -35,12 +37,8 @@ func Kill(dir, name string, sig syscall.Signal, timeout time.Duration) error {
 	if err := syscall.Kill(p.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("%s (pid %d): %w", name, p.PID, err)
 	}
-	deadline := time.Now().Add(timeout)
-	for Alive(p.PID) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s (pid %d) still runs %s after %s", name, p.PID, timeout, sig)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !machine.WaitGone(p.PID, timeout) {
+		return fmt.Errorf("%s (pid %d) still runs %s after %s", name, p.PID, timeout, sig)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package devcluster
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -84,20 +83,5 @@ func (s *State) start(dir, name, bin string, args ...string) error {
 // Alive reports whether pid still runs (and is not a zombie).
 func Alive(pid int) bool { return machine.Alive(pid) }
 
-// stop ends one process: SIGTERM, then SIGKILL after grace.
-func stop(p Process, grace time.Duration) error {
-	if !Alive(p.PID) {
-		return nil
-	}
-	if err := syscall.Kill(p.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if !Alive(p.PID) {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return syscall.Kill(p.PID, syscall.SIGKILL)
-}
+// stop ends one process: SIGTERM, then SIGKILL after grace; it returns once the process is gone.
+func stop(p Process, grace time.Duration) error { return machine.Terminate(p.PID, grace) }

@@ -77,46 +77,92 @@ func WaitSystemRunning(ctx context.Context, dir string, timeout time.Duration) (
 
 // Stop powers the machine in dir off through its supervisor (SIGTERM, up to grace), then makes
 // sure its init is gone: a supervisor killed outright leaves its machine running (systemd as a
-// namespace's PID 1 does not get the parent-death signal), so the init is killed by its PID.
+// namespace's PID 1 does not get the parent-death signal), so the init is killed by its PID. It
+// returns nil only when neither the supervisor nor the machine runs any more.
 func Stop(dir string, grace time.Duration) error {
 	st, err := ReadStatus(dir)
 	if err != nil {
 		return nil // never booted
 	}
 	if Alive(st.SupervisorPID) {
-		_ = syscall.Kill(st.SupervisorPID, syscall.SIGTERM)
-		deadline := time.Now().Add(grace)
-		for Alive(st.SupervisorPID) && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
+		if err := Terminate(st.SupervisorPID, grace); err != nil {
+			return fmt.Errorf("%s: supervisor: %w", dir, err)
 		}
-		if Alive(st.SupervisorPID) {
-			_ = syscall.Kill(st.SupervisorPID, syscall.SIGKILL)
+		// The supervisor may have booted the machine again since the status was read; what it
+		// wrote last names the init it left.
+		if now, err := ReadStatus(dir); err == nil {
+			st = now
 		}
 	}
 	return killOrphan(st)
 }
 
 // killOrphan kills the init the status names if it still runs and is a machine's init (PID 1 of
-// its own namespace), not a recycled PID.
+// its own namespace), not a recycled PID, and waits until it is gone.
 func killOrphan(st Status) error {
-	if st.InitPID == 0 || !Alive(st.InitPID) {
+	if !isMachineInit(st.InitPID) {
 		return nil
 	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.InitPID))
-	if err != nil {
-		return nil
+	if err := syscall.Kill(st.InitPID, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+		return err
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[0] == "NSpid:" && f[2] == "1" {
-			if err := syscall.Kill(st.InitPID, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
-				return err
-			}
-			for i := 0; i < 100 && Alive(st.InitPID); i++ {
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
+	if !WaitGone(st.InitPID, killWait) {
+		return fmt.Errorf("the machine's init (pid %d) still runs %s after SIGKILL", st.InitPID, killWait)
 	}
 	return nil
+}
+
+// isMachineInit reports whether pid runs and is PID 1 of a PID namespace below this one.
+func isMachineInit(pid int) bool {
+	if !Alive(pid) {
+		return false
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "NSpid:" {
+			return f[len(f)-1] == "1"
+		}
+	}
+	return false
+}
+
+// killWait bounds how long a process may take to disappear after SIGKILL.
+const killWait = 10 * time.Second
+
+// Terminate ends pid: SIGTERM, SIGKILL once grace has passed, and returns once it is gone (an
+// error if it still runs killWait after SIGKILL). A process already gone is not an error.
+func Terminate(pid int, grace time.Duration) error {
+	if !Alive(pid) {
+		return nil // also never signal pid 0 or below: process groups
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && err != syscall.ESRCH {
+		return err
+	}
+	if WaitGone(pid, grace) {
+		return nil
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+		return err
+	}
+	if !WaitGone(pid, killWait) {
+		return fmt.Errorf("pid %d still runs %s after SIGKILL", pid, killWait)
+	}
+	return nil
+}
+
+// WaitGone waits up to timeout for pid to end and reports whether it did.
+func WaitGone(pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for Alive(pid) {
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }
 
 // Alive reports whether pid still runs (and is not a zombie).
