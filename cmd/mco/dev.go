@@ -110,10 +110,7 @@ Needs root (namespaces, loop mounts).`,
 					fmt.Fprintf(w, "%s\t?\t\t\t\t%v\n", name, err)
 					continue
 				}
-				if !devcluster.Alive(ms.SupervisorPID) {
-					ms.State = machine.Off
-				}
-				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", name, ms.State, ms.Boots, ms.Since.Format("15:04:05"), ms.Image, ms.LastExit)
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", name, ms.Observed(), ms.Boots, ms.Since.Format("15:04:05"), ms.Image, ms.LastExit)
 			}
 			fmt.Fprintf(w, "\nPROCESS\tPID\tRUNNING\tLOG\n")
 			for name, p := range st.Processes {

@@ -161,8 +161,35 @@ func TestMachineLifecycle(t *testing.T) {
 	if st, _ := ReadStatus(c.Dir); st.State != Off || st.LastExit != "poweroff" {
 		t.Fatalf("status after poweroff: %+v", st)
 	}
-	out, _ := exec.Command("losetup", "-j", filepath.Join(c.Dir, diskFile)).CombinedOutput()
-	if strings.TrimSpace(string(out)) != "" {
-		t.Fatalf("a loop device still holds the disk after poweroff: %s", out)
+	noLoopDevice := func(after string) {
+		t.Helper()
+		out, _ := exec.Command("losetup", "-j", filepath.Join(c.Dir, diskFile)).CombinedOutput()
+		if strings.TrimSpace(string(out)) != "" {
+			t.Fatalf("a loop device still holds the disk after %s: %s", after, out)
+		}
 	}
+	noLoopDevice("poweroff")
+
+	// A supervisor killed outright leaves its machine running (systemd ignores the parent-death
+	// signal): the status says so, and Stop ends the orphan.
+	sup = exec.Command(mco, "dev", "machine", "supervise", "--dir", c.Dir)
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitBoot(4)
+	if err := sup.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = sup.Wait()
+	st, err := ReadStatus(c.Dir)
+	if err != nil || st.Observed() != Orphaned {
+		t.Fatalf("a machine whose supervisor was killed: observed %s (%+v, %v), want %s", st.Observed(), st, err, Orphaned)
+	}
+	if err := Stop(c.Dir, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if Alive(st.InitPID) || st.Observed() != Off {
+		t.Fatalf("Stop left the orphaned machine running (init %d, observed %s)", st.InitPID, st.Observed())
+	}
+	noLoopDevice("Stop of an orphan")
 }

@@ -19,6 +19,9 @@ const (
 	Running   State = "running"
 	Rebooting State = "rebooting"
 	Off       State = "off"
+	// Orphaned: the supervisor is gone (killed outright) but the machine it booted still runs;
+	// Stop, `mco dev down` or a new supervisor ends it.
+	Orphaned State = "orphaned"
 )
 
 // Status is status.json: what the supervisor knows about its machine.
@@ -33,6 +36,18 @@ type Status struct {
 	// LastExit says how the previous boot ended: reboot, power loss, poweroff, or a failure.
 	LastExit string    `json:"lastExit,omitempty"`
 	Since    time.Time `json:"since"`
+}
+
+// Observed is the machine's state as its processes show it now: a supervisor killed outright
+// never wrote its machine off, and may have left the machine running.
+func (st Status) Observed() State {
+	switch {
+	case Alive(st.SupervisorPID):
+		return st.State
+	case isMachineInit(st.InitPID):
+		return Orphaned
+	}
+	return Off
 }
 
 // systemd powers off on SIGRTMIN+4; glibc's SIGRTMIN is 34.
