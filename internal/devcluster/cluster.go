@@ -216,8 +216,9 @@ func (s *State) anyAlive() bool {
 	return false
 }
 
-// waitNodesDone waits until the machines have registered their Nodes with a current config
-// equal to its desired one and state Done, failing early when a machine or process stopped.
+// waitNodesDone waits until the machines have registered their Nodes, Ready (the kubelet
+// stand-in posts it after registering) and Done on their desired config, failing early when a
+// machine or process stopped.
 func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, machines []string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -245,7 +246,7 @@ func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, 
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("nodes not Done after %s: %v (inside a machine: mco dev exec NAME -- journalctl -u mco-daemon -u mco-firstboot -u mco-kubelet-standin)", timeout, pending)
+			return fmt.Errorf("nodes not Ready and Done after %s: %v (inside a machine: mco dev exec NAME -- journalctl -u mco-daemon -u mco-firstboot -u mco-kubelet-standin)", timeout, pending)
 		}
 		select {
 		case <-ctx.Done():
@@ -255,11 +256,11 @@ func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, 
 	}
 }
 
-// pendingNodes are the machines whose Node is missing or not Done.
+// pendingNodes are the machines whose Node is missing, not Ready or not Done.
 func pendingNodes(nodes []corev1.Node, machines []string) []string {
 	done := map[string]bool{}
 	for i := range nodes {
-		done[nodes[i].Name] = rollout.Done(&nodes[i])
+		done[nodes[i].Name] = rollout.Done(&nodes[i]) && rollout.Ready(&nodes[i])
 	}
 	var pending []string
 	for _, name := range machines {
