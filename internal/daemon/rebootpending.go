@@ -19,28 +19,45 @@ import (
 const RebootPendingPath = "/run/machine-config-daemon/reboot-pending"
 
 func (a *Agent) markRebootPending(config string) error {
+	a.s.rebootPending = nil // unknown until written
 	if _, err := a.root.MkdirAll(path.Dir(RebootPendingPath), noderoot.DirSpec{Perm: 0o755}); err != nil {
 		return err
 	}
-	return a.root.WriteFile(RebootPendingPath, []byte(config+"\n"), noderoot.WriteOptions{Perm: 0o644})
+	if err := a.root.WriteFile(RebootPendingPath, []byte(config+"\n"), noderoot.WriteOptions{Perm: 0o644}); err != nil {
+		return err
+	}
+	a.s.rebootPending = &config
+	return nil
 }
 
 // rebootPendingFor reports whether config was committed to be rebooted into during this boot.
+// The record is read once per process (settle asks on every pass): only the agent writes it,
+// and every boot empties /run.
 func (a *Agent) rebootPendingFor(config string) (bool, error) {
-	data, err := a.root.ReadFile(RebootPendingPath)
-	if noderoot.IsNotExist(err) {
-		return false, nil
+	if a.s.rebootPending == nil {
+		data, err := a.root.ReadFile(RebootPendingPath)
+		if err != nil && !noderoot.IsNotExist(err) {
+			return false, err
+		}
+		name := strings.TrimSpace(string(data))
+		a.s.rebootPending = &name
 	}
-	if err != nil {
-		return false, err
-	}
-	return strings.TrimSpace(string(data)) == config, nil
+	return config != "" && *a.s.rebootPending == config, nil
 }
 
 // clearRebootPending drops the record once a later config was applied without a reboot: the
 // node is no longer waiting for the one it names.
 func (a *Agent) clearRebootPending() error {
-	return a.root.Remove(RebootPendingPath, false)
+	if a.s.rebootPending != nil && *a.s.rebootPending == "" {
+		return nil
+	}
+	if err := a.root.Remove(RebootPendingPath, false); err != nil {
+		a.s.rebootPending = nil
+		return err
+	}
+	none := ""
+	a.s.rebootPending = &none
+	return nil
 }
 
 // maxRebootRequests is how often one agent process asks for a reboot that never comes before

@@ -40,6 +40,8 @@ type session struct {
 	rebootQueuedAt time.Time
 	rebootTimer    *time.Timer
 	rebootRequests int
+	// rebootPending is the config the reboot-pending record names ("" none), nil until read.
+	rebootPending *string
 	// booted is what the OS backend reported booted, asked once per agent process: settle
 	// verifies it on every pass (drift ticks included) and rpm-ostree status takes seconds.
 	// What booted changes only with a reboot, and no agent process outlives a boot (a reboot
