@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -306,14 +307,7 @@ func TestInterruptedRebootIsTakenAgain(t *testing.T) {
 	var calls atomic.Int32
 	ag := startAgentWith(t, "os-interrupted", root, host.configure, func() {
 		if calls.Add(1) == 1 {
-			// The power stayed on: the agent process ended, the machine never rebooted, and
-			// /run still says the committed config waits for its reboot.
-			if err := os.MkdirAll(filepath.Join(root, filepath.Dir(daemon.RebootPendingPath)), 0o755); err != nil {
-				t.Error(err)
-			}
-			if err := os.WriteFile(filepath.Join(root, daemon.RebootPendingPath), []byte(r1.Name+"\n"), 0o644); err != nil {
-				t.Error(err)
-			}
+			rebootLost(t, root, r1.Name)
 			return
 		}
 		host.boot(t)
@@ -359,5 +353,56 @@ func TestLostRebootIsAskedForAgain(t *testing.T) {
 	}
 	if got := ag.reboots.Load(); got != 1 {
 		t.Errorf("%d reboots happened, want 1", got)
+	}
+}
+
+// rebootLost plays an agent process that ended before its reboot while the power stayed on:
+// the machine never rebooted, and /run still says config waits for its reboot. Call it from
+// startAgentWith's onReboot.
+func rebootLost(t *testing.T, root, config string) {
+	if err := os.MkdirAll(filepath.Join(root, filepath.Dir(daemon.RebootPendingPath)), 0o755); err != nil {
+		t.Error(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, daemon.RebootPendingPath), []byte(config+"\n"), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+// bootedUnknown is an OS backend that cannot say what booted.
+type bootedUnknown struct{ osimage.Backend }
+
+func (bootedUnknown) Booted(context.Context) (osimage.Booted, error) {
+	return osimage.Booted{}, errors.New("status unavailable")
+}
+
+// TestPendingRebootIsTakenWhateverBooted: a reboot still owed is taken even when the OS backend
+// cannot say what booted: asking is only needed to verify, after the reboot.
+func TestPendingRebootIsTakenWhateverBooted(t *testing.T) {
+	testenv.Integration(t)
+	requireSystemctl(t)
+	ctx := context.Background()
+	const name = "os-pending-unknown"
+	r0 := machineConfig("rendered-os-pending-unknown-0", map[string]string{"/etc/os-pending-unknown.conf": "zero"})
+	r1 := machineConfig("rendered-os-pending-unknown-1", map[string]string{"/etc/os-pending-unknown.conf": "zero"})
+	r1.Spec.KernelArguments = []string{"audit=1"}
+	root, host := onPackageHost(t, ctx, name, "ro quiet", r0, r1)
+	var starts, reboots atomic.Int32
+	ag := startAgentWith(t, name, root, func(o *daemon.Options) {
+		host.configure(o)
+		if starts.Add(1) == 2 { // the process after the lost reboot
+			o.OS = bootedUnknown{o.OS}
+		}
+	}, func() {
+		if reboots.Add(1) == 1 {
+			rebootLost(t, root, r1.Name)
+			return
+		}
+		host.boot(t)
+	})
+	awaitNode(t, ctx, name, "Done in "+r0.Name, doneIn(r0.Name))
+	annotate(t, ctx, name, map[string]string{protocol.DesiredConfigAnnotation: r1.Name})
+	awaitNode(t, ctx, name, "Done in "+r1.Name, doneIn(r1.Name))
+	if got := ag.reboots.Load(); got != 2 {
+		t.Errorf("%d reboots, want 2", got)
 	}
 }

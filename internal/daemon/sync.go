@@ -85,6 +85,15 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 			return err
 		}
 	}
+	// Committed, but the reboot that brings it into effect never came (the agent was killed,
+	// could not reach the API server, or the reboot was lost): reboot now, whatever booted (and
+	// even if the backend cannot say). After that boot /run is empty, so a mismatch then is a
+	// real one.
+	if pending, err := a.rebootPendingFor(current); err != nil {
+		return err
+	} else if pending {
+		return a.rebootAgain(ctx, current)
+	}
 	// Done means in effect: what booted must be what the config asks of the OS, not only what
 	// was staged for it.
 	if reason := a.firstBootFailure(current); reason != "" {
@@ -93,14 +102,6 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 	booted, err := a.bootedSystem(ctx)
 	if err != nil {
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootedSystemUnknown", err), err)
-	}
-	// Committed, but the reboot that brings it into effect never came (the agent was killed,
-	// could not reach the API server, or the reboot was lost): reboot now. After that boot /run
-	// is empty, so a mismatch then is a real one.
-	if pending, err := a.rebootPendingFor(current); err != nil {
-		return err
-	} else if pending {
-		return a.rebootAgain(ctx, current)
 	}
 	if ms := osimage.Verify(specOf(l), booted); len(ms) > 0 {
 		return a.degrade(ctx, protocol.NodeDegraded, "BootedConfigMismatch", osimage.MismatchError(current, ms))
