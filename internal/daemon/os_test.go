@@ -368,6 +368,51 @@ func rebootLost(t *testing.T, root, config string) {
 	}
 }
 
+// TestPendingRebootOutlivesARebootlessUpdate: the agent committed a config that needs a reboot
+// (a file no policy covers) and ended before the reboot; meanwhile the node was moved on to a
+// config that, from there, needs none. The reboot is still owed: without it the first
+// config's file would never take effect, and the node would be Done all the same.
+func TestPendingRebootOutlivesARebootlessUpdate(t *testing.T) {
+	testenv.Integration(t)
+	requireSystemctl(t)
+	ctx := context.Background()
+	const name = "os-moved-on"
+	r0 := machineConfig("rendered-os-moved-on-0", map[string]string{"/etc/os-moved-on.conf": "zero"})
+	r1 := machineConfig("rendered-os-moved-on-1", map[string]string{"/etc/os-moved-on.conf": "one"})
+	r2 := machineConfig("rendered-os-moved-on-2", map[string]string{"/etc/os-moved-on.conf": "one",
+		"/etc/containers/registries.d/os-moved-on.yaml": "two"}) // reload crio: no reboot from r1
+	createConfigs(t, ctx, r0, r1, r2)
+	root := newRoot(t)
+	provision(t, root, r0)
+	createBareNode(t, ctx, name)
+	var calls atomic.Int32
+	ag := startAgentWith(t, name, root, nil, func() {
+		if calls.Add(1) > 1 {
+			return
+		}
+		rebootLost(t, root, r1.Name)
+		// Moved on before the next agent process starts, so it finds r1 committed and r2
+		// desired.
+		n := &corev1.Node{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+			t.Error(err)
+			return
+		}
+		patch := client.MergeFrom(n.DeepCopy())
+		n.Annotations[protocol.DesiredConfigAnnotation] = r2.Name
+		if err := env.Client.Patch(ctx, n, patch); err != nil {
+			t.Error(err)
+		}
+	})
+	awaitNode(t, ctx, name, "Done in "+r0.Name, doneIn(r0.Name))
+	annotate(t, ctx, name, map[string]string{protocol.DesiredConfigAnnotation: r1.Name})
+	awaitNode(t, ctx, name, "Done in "+r2.Name, doneIn(r2.Name))
+	if got := ag.reboots.Load(); got != 2 {
+		t.Errorf("%d reboots, want 2 (the lost one into %s, and the one still owed when moving on to %s)", got, r1.Name, r2.Name)
+	}
+	mustContain(t, root, "/etc/containers/registries.d/os-moved-on.yaml", "two")
+}
+
 // bootedUnknown is an OS backend that cannot say what booted.
 type bootedUnknown struct{ osimage.Backend }
 

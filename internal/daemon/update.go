@@ -61,6 +61,11 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	}
 	diff := plan.DiffParsed(specOf(old), next.mc.Spec, old.ign, next.ign)
 	diff.Force = force
+	// A move from a committed config whose reboot never came still owes that reboot: applied
+	// without one, the current config's reboot-only changes would never take effect.
+	if diff.RebootPending, err = a.rebootPendingFor(current); err != nil {
+		return err
+	}
 	// The plan reboots for what is staged, nothing else: osChange dropped what the booted
 	// system already has.
 	diff.OSImageURL = osChange.OSImageURL != ""

@@ -29,6 +29,9 @@ type Diff struct {
 	// Force is set when the admin asked for a full rewrite (the force file): every file and
 	// unit is rewritten and the node reboots.
 	Force bool
+	// RebootPending is set when the config the node moves from was committed for a reboot
+	// that has not happened yet: that reboot is still owed, whatever the move itself needs.
+	RebootPending bool
 }
 
 // OSChanges names the fields that need an OS backend (rpm-ostree, bootc) to apply.

@@ -66,7 +66,8 @@ func (p Plan) String() string {
 }
 
 // Compute turns a diff into actions:
-//   - OS image, kernel arguments, extensions, kernel type, FIPS or a forced rewrite → Reboot;
+//   - OS image, kernel arguments, extensions, kernel type, FIPS, a forced rewrite or a reboot
+//     still pending from the current config → Reboot;
 //   - each changed file → the policy of that path or its longest directory prefix;
 //   - each changed unit → the policy of exactly that name;
 //   - SSH key or password changes → the sshkey policy;
@@ -107,6 +108,9 @@ func (d Diff) rebootChanges() []string {
 	}
 	if d.Force {
 		changes = append(changes, "forced rewrite")
+	}
+	if d.RebootPending {
+		changes = append(changes, "the current config's reboot, still pending")
 	}
 	return changes
 }

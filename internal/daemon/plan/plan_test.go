@@ -57,6 +57,7 @@ func TestCompute(t *testing.T) {
 		{"kernel type reboots", Diff{KernelType: true}, defaults, acts(reboot)},
 		{"fips reboots", Diff{FIPS: true}, defaults, acts(reboot)},
 		{"force reboots", Diff{Force: true}, defaults, acts(reboot)},
+		{"a pending reboot is still owed", Diff{RebootPending: true, Files: []string{"/etc/containers/policy.json"}}, defaults, acts(reboot)},
 		{"any reboot wins", Diff{Files: []string{"/etc/containers/policy.json", "/etc/unknown"}}, defaults, acts(reboot)},
 	}
 	for _, tc := range cases {
