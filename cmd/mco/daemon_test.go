@@ -158,3 +158,23 @@ func TestDaemonRecover(t *testing.T) {
 		})
 	}
 }
+
+// TestDaemonFirstBootFailsWhenItCannotRecord: a first-boot failure the service could not record
+// (here its state directory is a file) fails the unit, since the agent cannot report what was
+// never written; the next boot runs the service again.
+func TestDaemonFirstBootFailsWhenItCannotRecord(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, apply.StateDir), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runMCO(t, "daemon", "firstboot", "--root", root)
+	if code != 1 || strings.Contains(stderr, "the agent reports it") {
+		t.Errorf("exit %d, want 1 without claiming the agent reports it\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, apply.StateDir) {
+		t.Errorf("stderr does not name %s:\n%s", apply.StateDir, stderr)
+	}
+}

@@ -53,6 +53,9 @@ const (
 	FirstBootFailed
 	// FirstBootNothing: the machine has no encapsulated config or already finished.
 	FirstBootNothing
+	// FirstBootError: the service failed before it could record anything (the error says
+	// why); nobody reports it but the unit, and it runs again at the next boot.
+	FirstBootError
 )
 
 // FirstBoot applies what Ignition cannot (kernel arguments, kernel type, extensions, OS image,
@@ -69,11 +72,11 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 	}
 	root, err := noderoot.Open(opts.Root)
 	if err != nil {
-		return FirstBootFailed, err
+		return FirstBootError, err
 	}
 	defer root.Close()
 	if _, err := root.MkdirAll(apply.StateDir, noderoot.DefaultDir); err != nil {
-		return FirstBootFailed, err
+		return FirstBootError, err
 	}
 	if done, _ := root.Exists(FirstBootDonePath); done {
 		return FirstBootNothing, nil
@@ -115,7 +118,7 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 		return failFirstBoot(root, mc.Name, fmt.Errorf("staging %s with OS backend %q: %w", mc.Name, opts.OS.Name(), err))
 	}
 	if err := root.WriteFile(firstBootRebootedPath, []byte(mc.Name+"\n"), noderoot.WriteOptions{Perm: 0o644}); err != nil {
-		return FirstBootFailed, err
+		return FirstBootError, err
 	}
 	opts.Log.Info("first boot: staged OS changes; rebooting", "config", mc.Name, "backend", opts.OS.Name())
 	return FirstBootRebooting, opts.Rebooter.Reboot(ctx, "first boot: OS changes staged for "+mc.Name)
@@ -137,7 +140,7 @@ func readEncapsulated(root *noderoot.Root) (*mcfgv1.MachineConfig, error) {
 // (empty when unknown), the reason after it.
 func failFirstBoot(root *noderoot.Root, config string, cause error) (FirstBootResult, error) {
 	if err := root.WriteFile(FirstBootFailedPath, []byte(config+"\n"+cause.Error()+"\n"), noderoot.WriteOptions{Perm: 0o644}); err != nil {
-		return FirstBootFailed, errors.Join(cause, err)
+		return FirstBootError, errors.Join(cause, err)
 	}
 	return FirstBootFailed, errors.Join(cause, markFirstBootDone(root))
 }
