@@ -1,20 +1,16 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/kubeletstandin"
-	"github.com/mco-dev/mco/internal/machine"
+	"github.com/mco-dev/mco/internal/machine/metadata"
 )
 
 // newKubeletStandinCommand is the dev machines' stand-in for the kubelet.
 func newKubeletStandinCommand() *cobra.Command {
-	var kubeconfig, metadata string
+	var kubeconfig, metadataPath string
 	opts := kubeletstandin.Options{}
 	cmd := &cobra.Command{
 		Use:   "kubelet-standin",
@@ -24,13 +20,9 @@ labels in the platform metadata (--metadata), reports it Ready, and reports it N
 the machine shuts down (as the kubelet's graceful node shutdown does).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			data, err := os.ReadFile(metadata)
+			meta, err := metadata.Read(metadataPath)
 			if err != nil {
 				return err
-			}
-			var meta machine.Metadata
-			if err := json.Unmarshal(data, &meta); err != nil {
-				return fmt.Errorf("%s: %w", metadata, err)
 			}
 			if opts.NodeName == "" {
 				opts.NodeName = meta.Name
@@ -45,7 +37,7 @@ the machine shuts down (as the kubelet's graceful node shutdown does).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "/etc/kubernetes/kubeconfig", "kubeconfig (the one the served config carries)")
-	f.StringVar(&metadata, "metadata", machine.MetadataPath, "platform metadata: node name and labels")
+	f.StringVar(&metadataPath, "metadata", metadata.Path, "platform metadata: node name and labels")
 	f.StringVar(&opts.NodeName, "node", "", "Node name (default: from the metadata)")
 	return cmd
 }

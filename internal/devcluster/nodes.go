@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/machine"
+	"github.com/mco-dev/mco/internal/machine/metadata"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -59,7 +60,7 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 		Name: name, Dir: mdir, ImagesDir: ImagesDir(dir), Image: BootImage,
 		Ignition: filepath.Join(toolsDir, "ignition"), MCO: mco,
 		Hide:     []string{dir},
-		Metadata: machine.Metadata{Name: name, Labels: nodeLabels(name, pool)},
+		Metadata: metadata.Metadata{Name: name, Labels: nodeLabels(name, pool)},
 	}
 	if err := cfg.Save(); err != nil {
 		return err

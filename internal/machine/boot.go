@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/machine/metadata"
 )
 
 // Paths on the machine's disk (the ext4 file), outside the root file system, the way a boot
@@ -200,8 +201,8 @@ func (c Config) presentBoot(root string, choice BootChoice) error {
 	cmdline := filepath.Join(run, "cmdline")
 	for path, data := range map[string][]byte{
 		filepath.Join(root, osimage.DevBootedImagePath): []byte(choice.Image + "\n"),
-		cmdline:                           []byte(choice.Cmdline + "\n"),
-		filepath.Join(root, MetadataPath): meta,
+		cmdline:                            []byte(choice.Cmdline + "\n"),
+		filepath.Join(root, metadata.Path): meta,
 	} {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			return err

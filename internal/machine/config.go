@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/mco-dev/mco/internal/machine/metadata"
 )
 
 // Config describes one machine. It is stored as machine.json in the machine's directory.
@@ -26,14 +28,8 @@ type Config struct {
 	// cluster's own state); an empty tmpfs covers each.
 	Hide []string `json:"hide,omitempty"`
 	// Metadata is what the machine's platform tells it (as a cloud metadata service would):
-	// written to /run/mco-dev/metadata.json on every boot.
-	Metadata Metadata `json:"metadata"`
-}
-
-// Metadata is the platform's description of the machine.
-type Metadata struct {
-	Name   string            `json:"name"`
-	Labels map[string]string `json:"labels,omitempty"`
+	// written to metadata.Path on every boot.
+	Metadata metadata.Metadata `json:"metadata"`
 }
 
 // Paths inside the machine's directory and disk.
@@ -43,8 +39,6 @@ const (
 	UserDataFile = "user-data.ign"
 	statusFile   = "status.json"
 	ConsoleFile  = "console.log"
-	// MetadataPath is where the machine finds its platform metadata.
-	MetadataPath = "/run/mco-dev/metadata.json"
 	// DefaultCmdline is the command line of a machine whose OS never wrote one.
 	DefaultCmdline = "BOOT_IMAGE=(mco-dev)/vmlinuz rw"
 )

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/machine/metadata"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
@@ -38,7 +39,7 @@ func TestMachineLifecycle(t *testing.T) {
 	}
 	c := Config{Name: "m0", Dir: filepath.Join(base, "m0"), ImagesDir: images, Image: "test.local/os:1",
 		Ignition: ign, MCO: mco, DiskSize: 256 << 20, Hide: []string{base},
-		Metadata: Metadata{Name: "m0", Labels: map[string]string{"role": "test"}}}
+		Metadata: metadata.Metadata{Name: "m0", Labels: map[string]string{"role": "test"}}}
 	if err := c.Save(); err != nil {
 		t.Fatal(err)
 	}
