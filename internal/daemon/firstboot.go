@@ -6,8 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
+	"path"
 	"strings"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -94,7 +93,7 @@ func FirstBoot(ctx context.Context, opts FirstBootOptions) (FirstBootResult, err
 	if opts.Rebooter == nil {
 		opts.Rebooter = reboot.Systemd{Root: opts.Root, Run: systemd.ExecRunner}
 	}
-	linkPullSecret(opts.Root)
+	linkPullSecret(root)
 	booted, err := opts.OS.Booted(ctx)
 	if err != nil {
 		return failFirstBoot(root, mc.Name, fmt.Errorf("asking OS backend %q what booted: %w", opts.OS.Name(), err))
@@ -150,18 +149,20 @@ func markFirstBootDone(root *noderoot.Root) error {
 }
 
 // linkPullSecret lets rpm-ostree and bootc pull with the cluster's pull secret, which the
-// served config puts where the kubelet reads it (as OpenShift's first boot does).
-func linkPullSecret(root string) {
-	src := filepath.Join(root, protocol.PullSecretPath)
-	if _, err := os.Stat(src); err != nil {
+// served config puts where the kubelet reads it (as OpenShift's first boot does). Paths resolve
+// inside the root, as everything the agent writes.
+func linkPullSecret(root *noderoot.Root) {
+	const link = "/run/ostree/auth.json"
+	if ok, _ := root.Exists(protocol.PullSecretPath); !ok {
 		return
 	}
-	dst := filepath.Join(root, "run/ostree/auth.json")
-	if _, err := os.Lstat(dst); err == nil {
+	if ok, _ := root.Exists(link); ok {
 		return
 	}
-	_ = os.MkdirAll(filepath.Dir(dst), 0o755)
-	_ = os.Symlink(protocol.PullSecretPath, dst)
+	if _, err := root.MkdirAll(path.Dir(link), noderoot.DefaultDir); err != nil {
+		return
+	}
+	_ = root.Symlink(link, protocol.PullSecretPath, false)
 }
 
 // firstBootFailure is the recorded first-boot failure if it concerns config (the machine is

@@ -11,6 +11,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/reboot"
 	"github.com/mco-dev/mco/internal/protocol"
@@ -117,5 +118,54 @@ func TestFirstBoot(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLinkPullSecret: the first boot links the pull secret where rpm-ostree and bootc read it,
+// keeps a link or file already there, and never writes through a symlink out of the root.
+func TestLinkPullSecret(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		prepare func(t *testing.T, root, outside string)
+		want    string // the link's target, "" for no link
+	}{
+		{"linked", func(t *testing.T, root, outside string) {}, protocol.PullSecretPath},
+		{"an existing file is kept", func(t *testing.T, root, outside string) {
+			mustWrite(t, filepath.Join(root, "run/ostree/auth.json"), "mine")
+		}, ""},
+		{"/run leading out of the root", func(t *testing.T, root, outside string) {
+			if err := os.Symlink(outside, filepath.Join(root, "run")); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, outside := t.TempDir(), t.TempDir()
+			mustWrite(t, filepath.Join(root, protocol.PullSecretPath), "{}")
+			tc.prepare(t, root, outside)
+			r, err := noderoot.Open(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			linkPullSecret(r)
+			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+				t.Errorf("wrote out of the root: %v", entries)
+			}
+			target, _ := os.Readlink(filepath.Join(root, "run/ostree/auth.json"))
+			if target != tc.want {
+				t.Errorf("link target %q, want %q", target, tc.want)
+			}
+		})
+	}
+}
+
+func mustWrite(t *testing.T, p, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
