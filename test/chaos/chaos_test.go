@@ -288,27 +288,24 @@ func (s *suite) requireSettled(t *testing.T, ctx context.Context) {
 // and the pool reports them all updated, Updated and not Degraded. Errors reading are retried
 // (the API server may be down); it returns the target and when it was first seen settled.
 func (s *suite) waitSettled(ctx context.Context, timeout time.Duration) (string, time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	why := ""
-	for {
-		target, reason, err := s.settled(ctx)
-		if err == nil && reason == "" {
-			return target, time.Now(), nil
-		}
-		if err != nil {
+	var target, why string
+	err := clustertest.WaitFor(ctx, timeout, func() bool {
+		t, reason, err := s.settled(ctx)
+		switch {
+		case err != nil:
 			why = err.Error()
-		} else {
+		case reason != "":
 			why = reason
+		default:
+			target = t
+			return true
 		}
-		if time.Now().After(deadline) {
-			return "", time.Time{}, fmt.Errorf("not settled after %s: %s", timeout, why)
-		}
-		select {
-		case <-ctx.Done():
-			return "", time.Time{}, fmt.Errorf("%w (last: %s)", ctx.Err(), why)
-		case <-time.After(200 * time.Millisecond):
-		}
+		return false
+	})
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("not settled: %w (last: %s)", err, why)
 	}
+	return target, time.Now(), nil
 }
 
 // settled says why the pool is not settled ("" when it is).
@@ -393,25 +390,25 @@ func (s *suite) verify(t *testing.T, ctx context.Context) {
 	gone = append(gone, s.extraGone...)
 	for _, name := range s.nodes {
 		for _, c := range s.present {
-			out, err := s.output(ctx, name, "stat", "-c", "%a %F", c.path)
+			out, err := s.cl.Output(ctx, name, "stat", "-c", "%a %F", c.path)
 			if got := strings.TrimSpace(out); err != nil || got != "644 regular file" {
 				t.Errorf("%s: %s is %q (%v), want a regular file of mode 644", name, c.path, got, err)
 				continue
 			}
-			if got, err := s.output(ctx, name, "cat", c.path); err != nil || got != c.content {
+			if got, err := s.cl.Output(ctx, name, "cat", c.path); err != nil || got != c.content {
 				t.Errorf("%s: %s = %q (%v), want %q", name, c.path, got, err, c.content)
 			}
 		}
 		if len(gone) > 0 {
 			script := `for p; do if [ -e "$p" ] || [ -L "$p" ]; then echo "$p"; fi; done`
-			out, err := s.output(ctx, name, append([]string{"sh", "-c", script, "sh"}, gone...)...)
+			out, err := s.cl.Output(ctx, name, append([]string{"sh", "-c", script, "sh"}, gone...)...)
 			if err != nil {
 				t.Errorf("%s: checking removed files: %v", name, err)
 			} else if left := strings.Fields(out); len(left) > 0 {
 				t.Errorf("%s: %v should be gone", name, left)
 			}
 		}
-		cmdline, err := s.output(ctx, name, "cat", "/proc/cmdline")
+		cmdline, err := s.cl.Output(ctx, name, "cat", "/proc/cmdline")
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -503,7 +500,7 @@ func (s *suite) heal(ctx context.Context) ([]string, error) {
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err := s.output(rctx, n.Name, "systemctl", "reboot")
+		_, err := s.cl.Output(rctx, n.Name, "systemctl", "reboot")
 		cancel()
 		if err == nil {
 			rebooted = append(rebooted, n.Name)
@@ -521,7 +518,7 @@ func (s *suite) agentStacks(ctx context.Context, nodes []string) string {
 	var b strings.Builder
 	for _, name := range nodes {
 		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		out, err := s.output(ctx, name, "sh", "-c", `echo "committed: $(grep -o '"name":"rendered-[a-z0-9-]*"' /etc/machine-config-daemon/currentconfig | head -1)"
+		out, err := s.cl.Output(ctx, name, "sh", "-c", `echo "committed: $(grep -o '"name":"rendered-[a-z0-9-]*"' /etc/machine-config-daemon/currentconfig | head -1)"
 echo "--- journal (agent and reboot unit, tail)"
 journalctl -u `+devcluster.AgentUnit+` -u machine-config-daemon-reboot --no-pager -n 40 | grep -v 'control group'
 systemctl kill --kill-whom=main --signal=QUIT `+devcluster.AgentUnit+` && sleep 1 &&

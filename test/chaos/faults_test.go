@@ -49,7 +49,7 @@ func (s *suite) controllerKill(t *testing.T, ctx context.Context, r *round) {
 	s.change(t, ctx, r, false)
 	stop := s.inject(t, ctx, func(ctx context.Context) {
 		for kills := 0; kills < maxControllerKills; kills++ {
-			if !sleep(ctx, between(r.rng, 2*time.Second, 3*time.Second)) {
+			if !clustertest.Sleep(ctx, between(r.rng, 2*time.Second, 3*time.Second)) {
 				return
 			}
 			down := between(r.rng, 0, 500*time.Millisecond)
@@ -77,11 +77,11 @@ func (s *suite) apiServerRestart(t *testing.T, ctx context.Context, r *round) {
 	s.change(t, ctx, r, true)
 	stop := s.inject(t, ctx, func(ctx context.Context) {
 		for len(s.cl.Watcher.Unavailable()) == 0 {
-			if !sleep(ctx, 50*time.Millisecond) {
+			if !clustertest.Sleep(ctx, 50*time.Millisecond) {
 				return
 			}
 		}
-		if !sleep(ctx, between(r.rng, 0, 2*time.Second)) {
+		if !clustertest.Sleep(ctx, between(r.rng, 0, 2*time.Second)) {
 			return
 		}
 		signals := []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM}
@@ -160,7 +160,7 @@ func (s *suite) agentKill(t *testing.T, ctx context.Context, r *round) {
 			})
 		}
 		for kills := 0; ; {
-			if !sleep(ctx, between(r.rng, 300*time.Millisecond, 1500*time.Millisecond)) {
+			if !clustertest.Sleep(ctx, between(r.rng, 300*time.Millisecond, 1500*time.Millisecond)) {
 				return
 			}
 			checkFailpoints(ctx)
@@ -197,7 +197,7 @@ func (s *suite) agentKill(t *testing.T, ctx context.Context, r *round) {
 func (s *suite) failpointFired(ctx context.Context, node, marker string) (time.Time, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	out, err := s.output(ctx, node, "cat", marker)
+	out, err := s.cl.Output(ctx, node, "cat", marker)
 	if err != nil || !strings.Contains(out, "KILL") {
 		return time.Time{}, false
 	}
@@ -221,7 +221,7 @@ Environment=%s=%d
 ExecStopPost=/bin/sh -c '[ "$$EXIT_STATUS" = KILL ] || exit 0; mkdir -p %s; echo "$$EXIT_CODE $$EXIT_STATUS $$(date +%%s.%%N)" >> %s; rm -f %s; systemctl daemon-reload'
 `, failpoint.KillAtEnv, step, path.Dir(marker), marker, dropin)
 	script := `mkdir -p "$(dirname "$1")" && printf '%s' "$2" > "$1" && systemctl daemon-reload && systemctl restart ` + devcluster.AgentUnit
-	_, err := s.output(ctx, node, "sh", "-c", script, "sh", dropin, unit)
+	_, err := s.cl.Output(ctx, node, "sh", "-c", script, "sh", dropin, unit)
 	return err
 }
 
@@ -230,7 +230,7 @@ ExecStopPost=/bin/sh -c '[ "$$EXIT_STATUS" = KILL ] || exit 0; mkdir -p %s; echo
 func (s *suite) killAgent(ctx context.Context, node string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	out, err := s.output(ctx, node, "sh", "-c",
+	out, err := s.cl.Output(ctx, node, "sh", "-c",
 		`pid=$(systemctl show -p MainPID --value `+devcluster.AgentUnit+`) && [ "${pid:-0}" -gt 0 ] && kill -KILL "$pid" && echo "$pid"`)
 	return strings.TrimSpace(out), err
 }
@@ -246,11 +246,11 @@ func (s *suite) badConfig(t *testing.T, ctx context.Context, r *round) {
 	victim := s.nodes[r.rng.IntN(len(s.nodes))]
 	elsewhere := fmt.Sprintf("/tmp/mco-chaos-elsewhere-%d", r.n)
 	link := "../../.." + elsewhere
-	if _, err := s.output(ctx, victim, "sh", "-c", "rm -rf /etc/x "+elsewhere+" && ln -s "+link+" /etc/x"); err != nil {
+	if _, err := s.cl.Output(ctx, victim, "sh", "-c", "rm -rf /etc/x "+elsewhere+" && ln -s "+link+" /etc/x"); err != nil {
 		t.Fatal(err)
 	}
 	// The symlink is this round's: the next round's bad config must fail on its own victim only.
-	defer func() { _, _ = s.output(context.Background(), victim, "rm", "-f", "/etc/x") }()
+	defer func() { _, _ = s.cl.Output(context.Background(), victim, "rm", "-f", "/etc/x") }()
 	badOnly := fmt.Sprintf("/etc/chaos/bad-only-%d", r.n)
 	bad := &mcfgv1.MachineConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("60-chaos-bad-%d", r.n), Labels: map[string]string{protocol.RoleLabel: protocol.WorkerPool}},
@@ -264,7 +264,7 @@ func (s *suite) badConfig(t *testing.T, ctx context.Context, r *round) {
 		t.Fatal(err)
 	}
 	var failed *corev1.Node
-	err := waitFor(ctx, 4*time.Minute, func() bool {
+	err := clustertest.WaitFor(ctx, 4*time.Minute, func() bool {
 		var n corev1.Node
 		if s.cl.C.Get(ctx, client.ObjectKey{Name: victim}, &n) != nil {
 			return false
@@ -283,7 +283,7 @@ func (s *suite) badConfig(t *testing.T, ctx context.Context, r *round) {
 	}
 	cordoned := failed.Spec.Unschedulable
 	failedConfig := failed.Annotations[protocol.DesiredConfigAnnotation]
-	if err := waitFor(ctx, time.Minute, func() bool {
+	if err := clustertest.WaitFor(ctx, time.Minute, func() bool {
 		var p mcfgv1.MachineConfigPool
 		if s.cl.C.Get(ctx, client.ObjectKey{Name: protocol.WorkerPool}, &p) != nil {
 			return false
@@ -303,10 +303,10 @@ func (s *suite) badConfig(t *testing.T, ctx context.Context, r *round) {
 	}
 	s.extraGone = append(s.extraGone, "/etc/x/file", badOnly)
 	s.settle(t, ctx, r, nil)
-	if got, err := s.output(ctx, victim, "readlink", "/etc/x"); err != nil || strings.TrimSpace(got) != link {
+	if got, err := s.cl.Output(ctx, victim, "readlink", "/etc/x"); err != nil || strings.TrimSpace(got) != link {
 		t.Errorf("%s: /etc/x is no longer the symlink to %s the node had before the failed update: readlink %q (%v)", victim, link, got, err)
 	}
-	if out, err := s.output(ctx, victim, "sh", "-c", "ls -la "+elsewhere+" 2>/dev/null || true"); err != nil || strings.TrimSpace(out) != "" {
+	if out, err := s.cl.Output(ctx, victim, "sh", "-c", "ls -la "+elsewhere+" 2>/dev/null || true"); err != nil || strings.TrimSpace(out) != "" {
 		t.Errorf("%s: the failed update created %s (where /etc/x points): %q %v", victim, elsewhere, out, err)
 	}
 }
@@ -327,7 +327,7 @@ func (s *suite) nodeLost(t *testing.T, ctx context.Context, r *round) {
 	s.setLimit(t, ctx, r, 2)
 	s.change(t, ctx, r, false)
 	target := ""
-	if err := waitFor(ctx, 2*time.Minute, func() bool {
+	if err := clustertest.WaitFor(ctx, 2*time.Minute, func() bool {
 		var p mcfgv1.MachineConfigPool
 		if s.cl.C.Get(ctx, client.ObjectKey{Name: protocol.WorkerPool}, &p) == nil && clustertest.HasSource(&p, r.config.name) {
 			target = p.Spec.Configuration.Name
@@ -337,7 +337,7 @@ func (s *suite) nodeLost(t *testing.T, ctx context.Context, r *round) {
 		t.Fatalf("the pool never targeted a config with %s: %v", r.config.name, err)
 	}
 	var updating []string
-	if err := waitFor(ctx, 3*time.Minute, func() bool {
+	if err := clustertest.WaitFor(ctx, 3*time.Minute, func() bool {
 		updating = updating[:0]
 		var nodes corev1.NodeList
 		if s.cl.C.List(ctx, &nodes, client.HasLabels{clustertest.WorkerSelector}) != nil {
@@ -385,11 +385,6 @@ func (s *suite) inject(t *testing.T, ctx context.Context, f func(ctx context.Con
 	return stop
 }
 
-// output runs a command inside the machine name.
-func (s *suite) output(ctx context.Context, name string, args ...string) (string, error) {
-	return machine.Output(ctx, s.cl.MachineDir(name), args...)
-}
-
 // stopProcess stops a cluster process with sig, and with SIGKILL if it outlives 5 s (the API
 // server may take 20 s and more to drain on SIGTERM); it says how the process ended.
 func stopProcess(dir, name string, sig syscall.Signal) (string, error) {
@@ -414,28 +409,4 @@ func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 		return lo
 	}
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)))
-}
-
-// sleep waits d; false if ctx ended first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
-}
-
-// waitFor polls cond every 100 ms until it holds, timeout passes or ctx ends.
-func waitFor(ctx context.Context, timeout time.Duration, cond func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not within %s", timeout)
-		}
-		if !sleep(ctx, 100*time.Millisecond) {
-			return ctx.Err()
-		}
-	}
-	return nil
 }

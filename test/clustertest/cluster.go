@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/devcluster"
@@ -34,9 +33,8 @@ const WorkerSelector = protocol.WorkerRoleLabel
 
 // Cluster is a running dev cluster for one test.
 type Cluster struct {
-	Dir    string
-	C      client.Client
-	Config *rest.Config
+	Dir string
+	C   client.Client
 	// Watcher watches the worker Nodes from the moment the cluster is up.
 	Watcher *Watcher
 }
@@ -45,6 +43,9 @@ type Cluster struct {
 // down when the test ends, after dumping its logs and the machines' journals if the test failed.
 func Start(t testing.TB, ctx context.Context, nodes int) *Cluster {
 	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("dev clusters boot real machines (namespaces, loop mounts): run the tests as root")
+	}
 	mco := testenv.RequireMCO(t)
 	for _, tool := range []string{"etcd", "kube-apiserver", "ignition"} {
 		testenv.RequireTool(t, tool)
@@ -77,7 +78,7 @@ func Start(t testing.TB, ctx context.Context, nodes int) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Cluster{Dir: dir, C: c, Config: cfg, Watcher: w}
+	return &Cluster{Dir: dir, C: c, Watcher: w}
 }
 
 // DumpLogs logs the tail of every process log, machine console and machine journal of the dev
@@ -166,16 +167,22 @@ func HasSource(p *mcfgv1.MachineConfigPool, source string) bool {
 	return false
 }
 
+// Output runs a command inside the machine name and returns its standard output; the error
+// carries standard error.
+func (cl *Cluster) Output(ctx context.Context, name string, args ...string) (string, error) {
+	return machine.Output(ctx, cl.MachineDir(name), args...)
+}
+
 // NodeFile reads a file inside a running machine ("" when it cannot be read).
 func (cl *Cluster) NodeFile(ctx context.Context, name, path string) string {
-	out, _ := machine.Output(ctx, cl.MachineDir(name), "cat", path)
+	out, _ := cl.Output(ctx, name, "cat", path)
 	return out
 }
 
 // InMachine runs a command inside a machine and returns its trimmed output.
 func (cl *Cluster) InMachine(t testing.TB, ctx context.Context, name string, args ...string) string {
 	t.Helper()
-	out, err := machine.Output(ctx, cl.MachineDir(name), args...)
+	out, err := cl.Output(ctx, name, args...)
 	if err != nil {
 		t.Fatalf("in %s: %v", name, err)
 	}
@@ -205,12 +212,33 @@ func (cl *Cluster) Node(t testing.TB, ctx context.Context, name string) *corev1.
 // Eventually polls cond every 100 ms until it holds or timeout passes.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if err := WaitFor(context.Background(), timeout, cond); err != nil {
+		t.Fatalf("%v waiting for %s", err, what)
+	}
+}
+
+// WaitFor polls cond every 100 ms until it holds, timeout passes or ctx ends; for waits that
+// must not end the test (fault injectors, diagnoses).
+func WaitFor(ctx context.Context, timeout time.Duration, cond func() bool) error {
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+			return fmt.Errorf("timed out after %s", timeout)
 		}
-		time.Sleep(100 * time.Millisecond)
+		if !Sleep(ctx, 100*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Sleep waits d; false if ctx ended first.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
 	}
 }
 

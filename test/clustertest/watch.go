@@ -65,7 +65,7 @@ func (w *Watcher) run(ctx context.Context, cs kubernetes.Interface, selector str
 	for ctx.Err() == nil {
 		list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
-			sleep(ctx, 200*time.Millisecond)
+			Sleep(ctx, 200*time.Millisecond)
 			continue
 		}
 		w.replace(list.Items, first)
@@ -86,7 +86,7 @@ func (w *Watcher) follow(ctx context.Context, cs kubernetes.Interface, selector,
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 				return
 			}
-			sleep(ctx, 200*time.Millisecond)
+			Sleep(ctx, 200*time.Millisecond)
 			continue
 		}
 		for ev := range wi.ResultChan() {
@@ -110,14 +110,7 @@ func (w *Watcher) follow(ctx context.Context, cs kubernetes.Interface, selector,
 			}
 		}
 		wi.Stop()
-		sleep(ctx, 100*time.Millisecond)
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
+		Sleep(ctx, 100*time.Millisecond)
 	}
 }
 

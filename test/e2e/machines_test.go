@@ -18,6 +18,7 @@ import (
 	"github.com/mco-dev/mco/internal/machine"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/testenv"
 	"github.com/mco-dev/mco/test/clustertest"
 )
@@ -218,14 +219,14 @@ systemctl daemon-reload && systemctl restart mco-daemon.service`)
 			t.Fatal(err)
 		}
 		clustertest.Eventually(t, 3*time.Minute, victim+"'s agent paused mid-apply", func() bool {
-			out, err := machine.Output(ctx, devcluster.MachineDir(cl.Dir, victim), "cat", failpoint.PausedFile)
+			out, err := cl.Output(ctx, victim, "cat", failpoint.PausedFile)
 			return err == nil && strings.TrimSpace(out) != ""
 		})
-		if err := machine.PowerLoss(devcluster.MachineDir(cl.Dir, victim)); err != nil {
+		if err := machine.PowerLoss(cl.MachineDir(victim)); err != nil {
 			t.Fatal(err)
 		}
 		clustertest.Eventually(t, time.Minute, victim+" booted again", func() bool {
-			st, err := machine.ReadStatus(devcluster.MachineDir(cl.Dir, victim))
+			st, err := machine.ReadStatus(cl.MachineDir(victim))
 			return err == nil && st.Boots > before && st.State == machine.Running && st.LastExit == "power loss"
 		})
 		target = cl.WaitUpdated(t, ctx, target, int32(len(workers)))
@@ -262,7 +263,7 @@ systemctl daemon-reload && systemctl restart mco-daemon.service`)
 			t.Fatalf("revert said %q", out)
 		}
 		for _, path := range []string{"/etc/chrony.conf", "/etc/mco-dev/role", "/etc/systemd/system/hello-mco.service", "/etc/machine-config-daemon/currentconfig"} {
-			if _, err := machine.Output(ctx, devcluster.MachineDir(cl.Dir, joined), "test", "-e", path); err == nil {
+			if _, err := cl.Output(ctx, joined, "test", "-e", path); err == nil {
 				t.Errorf("%s: %s is still there after revert (written by Ignition at first boot; the image had none)", joined, path)
 			}
 		}
@@ -303,7 +304,7 @@ systemctl daemon-reload && systemctl restart mco-daemon.service`)
 			t.Errorf("%s asked for a drain for the refused config", refused)
 		}
 		for _, n := range workers {
-			if _, err := machine.Output(ctx, devcluster.MachineDir(cl.Dir, n), "test", "-e", "/etc/mco-realtime-marker"); err == nil {
+			if _, err := cl.Output(ctx, n, "test", "-e", "/etc/mco-realtime-marker"); err == nil {
 				t.Errorf("%s: /etc/mco-realtime-marker was written by a refused config", n)
 			}
 		}
@@ -322,9 +323,8 @@ func watchJoin(ctx context.Context, cl *clustertest.Cluster, name string, violat
 		defer close(finished)
 		for ctx.Err() == nil {
 			var n corev1.Node
-			if err := cl.C.Get(ctx, clientKey(name), &n); err == nil && n.Annotations[protocol.CurrentConfigAnnotation] != "" &&
-				n.Annotations[protocol.StateAnnotation] == string(protocol.NodeDone) {
-				out, err := machine.Output(ctx, devcluster.MachineDir(cl.Dir, name), "cat", "/proc/cmdline")
+			if err := cl.C.Get(ctx, client.ObjectKey{Name: name}, &n); err == nil && rollout.Done(&n) {
+				out, err := cl.Output(ctx, name, "cat", "/proc/cmdline")
 				if err == nil && !strings.Contains(" "+strings.TrimSpace(out)+" ", " audit=1 ") {
 					*violations = append(*violations, "Done with /proc/cmdline "+strings.TrimSpace(out))
 				}
@@ -334,5 +334,3 @@ func watchJoin(ctx context.Context, cl *clustertest.Cluster, name string, violat
 	}()
 	return func() { cancel(); <-finished }
 }
-
-func clientKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
