@@ -33,10 +33,9 @@ type session struct {
 	// drainRequested is when the agent asked for the current drain.
 	drainRequested time.Time
 	drainTimer     *time.Timer
-	// rebootQueued: nothing more to do until the node restarts, unless the reboot does not
-	// come within RebootTimeout (rebootTimer pokes the loop then); rebootRequests counts the
-	// reboots asked for in this process.
-	rebootQueued   bool
+	// rebootQueuedAt (zero when none is queued): nothing more to do until the node restarts,
+	// unless the reboot does not come within RebootTimeout (rebootTimer pokes the loop then);
+	// rebootRequests counts the reboots asked for in this process.
 	rebootQueuedAt time.Time
 	rebootTimer    *time.Timer
 	rebootRequests int

@@ -19,13 +19,13 @@ func (a *Agent) sync(ctx context.Context) error {
 	if node == nil {
 		return fmt.Errorf("node %s not found", a.opts.NodeName)
 	}
-	if a.s.rebootQueued {
+	if !a.s.rebootQueuedAt.IsZero() {
 		if !a.rebootOverdue() {
 			return nil
 		}
 		// Asked for, but this process still runs: the reboot was lost. settle asks again,
 		// since the reboot-pending record says the committed config still waits for it.
-		a.s.rebootQueued = false
+		a.s.rebootQueuedAt = timeZero
 	}
 	committed, err := a.committedName()
 	if err != nil {

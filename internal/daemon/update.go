@@ -291,7 +291,7 @@ func (a *Agent) reboot(ctx context.Context, desired, why string) error {
 		err = fmt.Errorf("config %s is written but the reboot failed: %w", desired, err)
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "RebootFailed", err), err)
 	}
-	a.s.rebootQueued, a.s.rebootQueuedAt = true, time.Now()
+	a.s.rebootQueuedAt = time.Now()
 	a.s.rebootRequests++
 	if a.s.rebootTimer != nil {
 		a.s.rebootTimer.Stop()
