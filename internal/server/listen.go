@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 )
 
@@ -25,7 +26,21 @@ type ListenOptions struct {
 	// MetricsAddress serves Prometheus metrics from Gatherer at /metrics.
 	MetricsAddress string
 	Gatherer       prometheus.Gatherer
+	// MaxConnections caps open connections per config listener (secure and insecure each);
+	// further clients wait in the kernel's accept queue. Zero means DefaultMaxConnections.
+	MaxConnections int
+	// MaxHeaderBytes caps a request's header; larger ones get 431. Zero means
+	// DefaultMaxHeaderBytes.
+	MaxHeaderBytes int
 }
+
+// DefaultMaxConnections bounds the file descriptors and goroutines a connection flood can take.
+// A booting machine holds one connection for well under a second.
+const DefaultMaxConnections = 1000
+
+// DefaultMaxHeaderBytes is ample for what Ignition sends (User-Agent, Accept, Authorization:
+// a few hundred bytes) and small enough that header floods cost little memory.
+const DefaultMaxHeaderBytes = 8 << 10
 
 // Listeners are bound sockets, ready to serve; binding first lets callers (and tests using
 // port 0) learn the addresses before serving starts.
@@ -37,6 +52,12 @@ type Listeners struct {
 
 // Listen binds the configured addresses and loads the serving certificate.
 func Listen(opts ListenOptions) (*Listeners, error) {
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	l := &Listeners{opts: opts}
 	var err error
 	if opts.SecureAddress != "" {
@@ -49,11 +70,13 @@ func Listen(opts ListenOptions) (*Listeners, error) {
 		if l.Secure, err = net.Listen("tcp", opts.SecureAddress); err != nil {
 			return nil, err
 		}
+		l.Secure = netutil.LimitListener(l.Secure, opts.MaxConnections)
 	}
 	if opts.InsecureAddress != "" {
 		if l.Insecure, err = net.Listen("tcp", opts.InsecureAddress); err != nil {
 			return nil, errors.Join(err, l.close())
 		}
+		l.Insecure = netutil.LimitListener(l.Insecure, opts.MaxConnections)
 	}
 	if opts.MetricsAddress != "" {
 		if l.Metrics, err = net.Listen("tcp", opts.MetricsAddress); err != nil {
@@ -104,7 +127,7 @@ func (l *Listeners) Serve(ctx context.Context, handler http.Handler, log *slog.L
 				cancel()
 			}
 		}()
-		srv := newHTTPServer(handler)
+		srv := newHTTPServer(handler, l.opts.MaxHeaderBytes)
 		srv.TLSConfig = &tls.Config{
 			MinVersion:     tls.VersionTLS12,
 			GetCertificate: l.certs.GetCertificate,
@@ -115,13 +138,13 @@ func (l *Listeners) Serve(ctx context.Context, handler http.Handler, log *slog.L
 	}
 	if l.Insecure != nil {
 		log.Info("serving HTTP", "address", l.Insecure.Addr().String())
-		start(newHTTPServer(handler), l.Insecure, false)
+		start(newHTTPServer(handler, l.opts.MaxHeaderBytes), l.Insecure, false)
 	}
 	if l.Metrics != nil && l.opts.Gatherer != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(l.opts.Gatherer, promhttp.HandlerOpts{}))
 		log.Info("serving metrics", "address", l.Metrics.Addr().String())
-		start(newHTTPServer(mux), l.Metrics, false)
+		start(newHTTPServer(mux, DefaultMaxHeaderBytes), l.Metrics, false)
 	}
 
 	<-ctx.Done()
@@ -142,14 +165,16 @@ func (l *Listeners) Serve(ctx context.Context, handler http.Handler, log *slog.L
 }
 
 // newHTTPServer speaks HTTP/1.1 only (an empty TLSNextProto disables HTTP/2, like the
-// original) and bounds slow clients.
-func newHTTPServer(handler http.Handler) *http.Server {
+// original) and bounds slow clients and large headers.
+func newHTTPServer(handler http.Handler, maxHeaderBytes int) *http.Server {
 	return &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      2 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){},
+		// Ignition does not reuse connections; a short idle timeout keeps idle keep-alive
+		// connections from holding MaxConnections slots.
+		IdleTimeout:    30 * time.Second,
+		MaxHeaderBytes: maxHeaderBytes,
+		TLSNextProto:   map[string]func(*http.Server, *tls.Conn, http.Handler){},
 	}
 }

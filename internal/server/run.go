@@ -19,7 +19,9 @@ type Options struct {
 	Listen ListenOptions
 	// TokenOverlap is how long a rotated-out token without an explicit expiry keeps working.
 	TokenOverlap time.Duration
-	Log          *slog.Logger
+	// RateLimit bounds /config/ requests per client address (zero PerSecond: unlimited).
+	RateLimit RateLimit
+	Log       *slog.Logger
 }
 
 // Run binds the listeners, then serves while source keeps the pools current, until ctx ends
@@ -37,7 +39,7 @@ func Run(ctx context.Context, source Source, opts Options) error {
 		return err
 	}
 	store := NewStore(opts.TokenOverlap)
-	handler := NewHandler(store, NewMetrics(reg), log)
+	handler := limitConfigRequests(NewHandler(store, NewMetrics(reg), log), opts.RateLimit, reg, log)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
