@@ -112,6 +112,13 @@ const (
 	// before the rotation still get their config.
 	PreviousTokenKey        = "previous-token"
 	PreviousTokenExpiresKey = "previous-token-expires"
+	// ManagedServerTokenLabel (value "") marks the token Secrets the controller creates,
+	// rotates and deletes with their pool. A token Secret without it is the admin's and is
+	// never touched.
+	ManagedServerTokenLabel = prefix + "mcs-token"
+	// ServerTokenIssuedAtAnnotation, on a managed token Secret, is when its current token was
+	// issued (RFC 3339); rotation is due a fixed time after it.
+	ServerTokenIssuedAtAnnotation = prefix + "mcs-token-issued-at"
 	// ManagedUserDataLabel (value "") marks the <pool>-user-data-managed Secrets mco owns;
 	// installer-made user-data Secrets lack it. OpenShift's key, so its tooling recognises them.
 	ManagedUserDataLabel = prefix + "managed-ca-bundle-derived-from-configmap"
@@ -123,6 +130,12 @@ const (
 
 // ServerTokenSecretName is the Secret, in the server's namespace, holding pool's bearer tokens.
 func ServerTokenSecretName(pool string) string { return pool + serverTokenSuffix }
+
+// IsManagedServerToken reports whether labels mark a token Secret as the controller's own.
+func IsManagedServerToken(labels map[string]string) bool {
+	_, ok := labels[ManagedServerTokenLabel]
+	return ok
+}
 
 // PoolOfServerTokenSecret is the pool a token Secret name belongs to.
 func PoolOfServerTokenSecret(name string) (string, bool) { return cutPool(name, serverTokenSuffix) }
