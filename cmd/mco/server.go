@@ -35,6 +35,8 @@ type serverFlags struct {
 	securePort, insecurePort                               int
 	certFile, keyFile, metricsAddress                      string
 	logFormat                                              string
+	rateLimit                                              float64
+	rateLimitBurst, maxConnections, maxHeaderBytes         int
 }
 
 func newServerCommand() *cobra.Command {
@@ -61,7 +63,10 @@ Every served config carries the cluster's pull secret as /var/lib/kubelet/config
 0600) when there is one: the Secret named by --pull-secret (key .dockerconfigjson) in cluster
 mode, --pull-secret-file otherwise. The first-boot service pulls the pool's OS image with it.
 
-Endpoints: GET|HEAD /config/<pool>, /healthz; Prometheus metrics on --metrics-bind-address.`,
+Endpoints: GET|HEAD /config/<pool>, /healthz; Prometheus metrics on --metrics-bind-address.
+Each client address may make --rate-limit requests/s to /config/ (burst --rate-limit-burst);
+over it the answer is 503 with Retry-After, which Ignition retries. Connections per listener
+(--max-connections) and request header size (--max-header-bytes) are capped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServer(cmd.Context(), f)
@@ -89,6 +94,10 @@ Endpoints: GET|HEAD /config/<pool>, /healthz; Prometheus metrics on --metrics-bi
 	fl.StringVar(&f.keyFile, "tls-private-key-file", "", "serving private key (PEM); reloaded when it changes")
 	fl.StringVar(&f.metricsAddress, "metrics-bind-address", "127.0.0.1:22625", "host:port for Prometheus /metrics (empty disables)")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fl.Float64Var(&f.rateLimit, "rate-limit", server.DefaultRateLimitPerSecond, "requests/s one client address may make to /config/ (sustained; 0 disables); over it, 503 with Retry-After, which Ignition retries. Behind a load balancer that hides client addresses, raise it")
+	fl.IntVar(&f.rateLimitBurst, "rate-limit-burst", server.DefaultRateLimitBurst, "requests one client address may make to /config/ at once before --rate-limit applies")
+	fl.IntVar(&f.maxConnections, "max-connections", server.DefaultMaxConnections, "open connections per listener (HTTPS and HTTP each); more wait in the accept queue")
+	fl.IntVar(&f.maxHeaderBytes, "max-header-bytes", server.DefaultMaxHeaderBytes, "largest request header accepted; larger gets 431")
 	return cmd
 }
 
@@ -112,7 +121,10 @@ func runServer(ctx context.Context, f serverFlags) error {
 			CertFile:        f.certFile,
 			KeyFile:         f.keyFile,
 			MetricsAddress:  f.metricsAddress,
+			MaxConnections:  f.maxConnections,
+			MaxHeaderBytes:  f.maxHeaderBytes,
 		},
+		RateLimit:    server.RateLimit{PerSecond: f.rateLimit, Burst: f.rateLimitBurst},
 		TokenOverlap: f.tokenOverlap,
 		Log:          log,
 	})
