@@ -3,6 +3,7 @@ package userdata
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -102,9 +103,14 @@ func (r *ManagedReconciler) Reconcile(ctx context.Context, req reconcile.Request
 		return reconcile.Result{}, r.deleteManaged(ctx, key)
 	}
 	desired, err := r.desiredSecret(ctx, pool, key)
-	if err != nil {
+	var blocked blockedError
+	switch {
+	case errors.As(err, &blocked):
+		// Waiting for an input: its watch calls again once it changes.
 		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonPointerBlocked, err.Error())
 		return reconcile.Result{}, nil
+	case err != nil:
+		return reconcile.Result{}, err
 	}
 	existing := &corev1.Secret{}
 	switch err := r.Client.Get(ctx, key, existing); {
@@ -140,19 +146,18 @@ func (r *ManagedReconciler) desiredSecret(ctx context.Context, pool *mcfgv1.Mach
 		return nil, err
 	}
 	if len(bundle) == 0 {
-		return nil, fmt.Errorf("no CA bundle at %s %s/%s key %s yet; %s not written", r.Options.CA.Kind, r.Options.CA.Namespace, r.Options.CA.Name, r.Options.CA.Key, key)
+		return nil, blockedf("no CA bundle at %s %s/%s key %s yet; %s not written", r.Options.CA.Kind, r.Options.CA.Namespace, r.Options.CA.Name, r.Options.CA.Key, key)
 	}
-	var token corev1.Secret
-	err = r.Client.Get(ctx, client.ObjectKey{Namespace: r.Options.ServerNamespace, Name: protocol.ServerTokenSecretName(pool.Name)}, &token)
-	if client.IgnoreNotFound(err) != nil {
+	token, err := r.poolToken(ctx, pool.Name, key)
+	if err != nil {
 		return nil, err
 	}
 	userData, err := PointerConfig(Pointer{
 		Pool: pool.Name, ServerHost: r.Options.ServerHost, CABundle: bundle,
-		Token: string(bytes.TrimSpace(token.Data[protocol.ServerTokenKey])), SpecVersion: r.Options.SpecVersion,
+		Token: token, SpecVersion: r.Options.SpecVersion,
 	})
 	if err != nil {
-		return nil, err
+		return nil, blockedError{err}
 	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
@@ -167,6 +172,32 @@ func (r *ManagedReconciler) desiredSecret(ctx context.Context, pool *mcfgv1.Mach
 		Data: map[string][]byte{protocol.UserDataKey: userData, protocol.DisableTemplatingKey: []byte(disableTemplatingValue)},
 	}, nil
 }
+
+// poolToken is the pool's current bearer token. The server refuses pools without one, so a
+// pointer config without it would boot machines that can never fetch their config: until the
+// token controller (or the admin) provides the Secret, nothing is written.
+func (r *ManagedReconciler) poolToken(ctx context.Context, pool string, key client.ObjectKey) (string, error) {
+	ref := client.ObjectKey{Namespace: r.Options.ServerNamespace, Name: protocol.ServerTokenSecretName(pool)}
+	var secret corev1.Secret
+	err := r.Client.Get(ctx, ref, &secret)
+	if client.IgnoreNotFound(err) != nil {
+		return "", err
+	}
+	token := string(bytes.TrimSpace(secret.Data[protocol.ServerTokenKey]))
+	switch {
+	case err != nil:
+		return "", blockedf("waiting for Secret %s with the pool's Machine Config Server token; %s not written", ref, key)
+	case token == "":
+		return "", blockedf("Secret %s has no %q; %s not written", ref, protocol.ServerTokenKey, key)
+	}
+	return token, nil
+}
+
+// blockedError is a missing or unusable input the pool's pointer config waits for (reported
+// as ReasonPointerBlocked), as opposed to a failed API call (retried).
+type blockedError struct{ error }
+
+func blockedf(format string, args ...any) error { return blockedError{fmt.Errorf(format, args...)} }
 
 func secretUpToDate(existing, desired *corev1.Secret) bool {
 	for k, v := range desired.Labels {

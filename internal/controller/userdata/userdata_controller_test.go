@@ -53,9 +53,23 @@ func TestUserDataSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := client.ObjectKey{Namespace: testOpts.MachineAPINamespace, Name: "worker-user-data-managed"}
+	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testOpts.ServerNamespace, Name: "worker-mcs-token"}, Data: map[string][]byte{"token": []byte("first")}}
+
+	t.Run("no pointer config without the pool's token", func(t *testing.T) {
+		waitEvent(t, ctx, "worker", ReasonPointerBlocked, "Secret "+testOpts.ServerNamespace+"/worker-mcs-token")
+		if err := k8sClient.Get(ctx, key, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("a pointer config was written before the pool had a token: %v", err)
+		}
+		if err := k8sClient.Create(ctx, token); err != nil {
+			t.Fatal(err)
+		}
+	})
 
 	t.Run("pool gets a valid managed secret", func(t *testing.T) {
 		sec := waitSecret(t, ctx, key, func(s *corev1.Secret) bool { return strings.Contains(pointerCA(t, s), b64(caV1)) })
+		if !strings.Contains(string(sec.Data["userData"]), "Bearer first") {
+			t.Errorf("pointer config lacks the pool's token: %s", sec.Data["userData"])
+		}
 		cfg, err := ignition.Parse(sec.Data["userData"])
 		if err != nil {
 			t.Fatalf("userData does not validate: %v", err)
@@ -84,7 +98,7 @@ func TestUserDataSecrets(t *testing.T) {
 		if !strings.Contains(string(rotated.Data["userData"]), `"version":"3.1.0"`) {
 			t.Errorf("installer config changed beyond its CA: %s", rotated.Data["userData"])
 		}
-		waitEvent(t, ctx, "custom-user-data", ReasonCANotRotated)
+		waitEvent(t, ctx, "custom-user-data", ReasonCANotRotated, "")
 		var two corev1.Secret
 		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(installerTwo), &two); err != nil {
 			t.Fatal(err)
@@ -95,11 +109,6 @@ func TestUserDataSecrets(t *testing.T) {
 	})
 
 	t.Run("token rotation updates the header", func(t *testing.T) {
-		token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testOpts.ServerNamespace, Name: "worker-mcs-token"}, Data: map[string][]byte{"token": []byte("first")}}
-		if err := k8sClient.Create(ctx, token); err != nil {
-			t.Fatal(err)
-		}
-		waitSecret(t, ctx, key, func(s *corev1.Secret) bool { return strings.Contains(string(s.Data["userData"]), "Bearer first") })
 		token.Data["token"] = []byte("second")
 		if err := k8sClient.Update(ctx, token); err != nil {
 			t.Fatal(err)
@@ -171,7 +180,8 @@ func waitSecret(t *testing.T, ctx context.Context, key client.ObjectKey, cond fu
 	return nil
 }
 
-func waitEvent(t *testing.T, ctx context.Context, object, reason string) {
+// waitEvent waits for an event of reason about object whose message contains message.
+func waitEvent(t *testing.T, ctx context.Context, object, reason, message string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -180,7 +190,7 @@ func waitEvent(t *testing.T, ctx context.Context, object, reason string) {
 			t.Fatal(err)
 		}
 		for _, e := range events.Items {
-			if e.InvolvedObject.Name == object && e.Reason == reason {
+			if e.InvolvedObject.Name == object && e.Reason == reason && strings.Contains(e.Message, message) {
 				return
 			}
 		}
