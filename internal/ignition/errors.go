@@ -48,20 +48,44 @@ func (e *ConfigError) Error() string {
 	return strings.Join(msgs, "; ")
 }
 
-// fromReport turns the fatal entries of an Ignition validation report into a ConfigError, or
-// falls back to err when the report names nothing.
-func fromReport(rpt report.Report, err error) error {
+// reportProblems lists the fatal entries of an Ignition report, and the keys it warns it
+// does not know (version names the spec for them). An entry without a field path (a syntax or
+// type error) is located by its position in raw, and a type mismatch is put in plain words.
+func reportProblems(raw []byte, rpt report.Report, version string) []FieldError {
 	var problems []FieldError
 	for _, e := range rpt.Entries {
-		if e.Kind == nil || !e.Kind.IsFatal() {
-			continue
-		}
 		fe := FieldError{Path: contextPath(e.Context.Path), Reason: e.Message}
 		if e.Marker.StartP != nil {
 			fe.Line, fe.Column = e.Marker.Start()
 		}
+		switch {
+		case e.Kind != nil && e.Kind.IsFatal():
+		case e.Kind == report.Warn && strings.HasPrefix(e.Message, unknownKeyWarning):
+			fe.Reason = unknownKeyReason(strings.TrimPrefix(e.Message, unknownKeyWarning), version)
+		default:
+			continue
+		}
+		reason, mismatch := typeReason(fe.Reason)
+		switch {
+		case fe.Path != "" || fe.Line == 0:
+		case mismatch:
+			fe.Path = pathOfMismatch(raw, offsetOf(raw, fe.Line, fe.Column))
+		default:
+			fe.Path = pathAt(raw, offsetOf(raw, fe.Line, fe.Column))
+		}
+		if mismatch {
+			fe.Reason = reason
+		}
 		problems = append(problems, fe)
 	}
+	return problems
+}
+
+// unknownKeyWarning starts the spec 3 libraries' warning about a key no field takes.
+const unknownKeyWarning = "unused key "
+
+// failed is the error for problems, or err alone when no problem was located.
+func failed(problems []FieldError, err error) error {
 	if len(problems) == 0 {
 		if err == nil {
 			return nil

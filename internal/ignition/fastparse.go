@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/coreos/ignition/v2/config/validate"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // parseCanonicalFast handles the common case, a valid spec 3.5 config, in one JSON decode and
@@ -12,12 +13,15 @@ import (
 // line/column context) and walks a third time for unknown keys, which only yields warnings;
 // on a render of 200 MachineConfigs that was most of the time. ok=false means "not the easy
 // case": the caller takes the full path, which also produces the positioned errors.
+//
+// The decode is strict, as the full path is once its warnings count: data after the config,
+// an unknown key (matched case-sensitively) or a key given twice is not the easy case.
 func parseCanonicalFast(raw []byte) (cfg Config, ok bool) {
 	if !declaresVersion(raw, CanonicalVersion.String()) {
 		return Config{}, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&cfg); err != nil || cfg.Ignition.Version != CanonicalVersion.String() {
+	strict, err := sigsjson.UnmarshalStrict(raw, &cfg)
+	if err != nil || len(strict) > 0 || cfg.Ignition.Version != CanonicalVersion.String() {
 		return Config{}, false
 	}
 	if validate.ValidateWithContext(cfg, nil).IsFatal() {

@@ -3,17 +3,19 @@ package ignition
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/coreos/go-semver/semver"
 	v22tov30 "github.com/coreos/ign-converter/translate/v23tov30"
 	ignv2_2 "github.com/coreos/ignition/config/v2_2"
+	ign22types "github.com/coreos/ignition/config/v2_2/types"
 	ignv2_3 "github.com/coreos/ignition/config/v2_3"
 	v2report "github.com/coreos/ignition/config/validate/report"
 	"github.com/coreos/ignition/v2/config/util"
 	v3_5 "github.com/coreos/ignition/v2/config/v3_5"
 	"github.com/coreos/ignition/v2/config/v3_5/types"
-	"sigs.k8s.io/yaml"
 )
 
 // Config is the canonical in-memory Ignition config: spec 3.5.
@@ -30,34 +32,49 @@ func Empty() Config {
 // Parse reads a raw Ignition config of any accepted spec version (2.0–2.2 and 3.0–3.5) in JSON
 // or YAML and returns it as spec 3.5. An empty input is the empty config, as in a MachineConfig
 // that only sets kernel arguments.
+//
+// Parse is stricter than Ignition, which only warns: an unknown key, a key given twice, data
+// after the config and a config over MaxConfigSize are errors, since each means part of what
+// the author wrote would be silently dropped (or is not a config at all).
 func Parse(raw []byte) (Config, error) {
+	if len(raw) > MaxConfigSize {
+		return Config{}, sizeError(len(raw))
+	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" || string(raw) == "{}" {
 		return Empty(), nil
 	}
 	if raw[0] != '{' {
-		js, err := yaml.YAMLToJSON(raw)
+		js, err := yamlToJSON(raw)
 		if err != nil {
-			return Config{}, &ConfigError{Problems: []FieldError{{Reason: "neither JSON nor YAML: " + err.Error()}}}
+			return Config{}, err
+		}
+		if len(js) > MaxConfigSize {
+			return Config{}, sizeError(len(js))
 		}
 		raw = js
 	}
 	if cfg, ok := parseCanonicalFast(raw); ok {
 		return cfg, nil
 	}
+	dups := duplicateKeys(raw)
 	version, rpt, err := util.GetConfigVersion(raw)
 	if err != nil {
-		return Config{}, fromReport(rpt, versionError(raw, err))
+		return Config{}, failed(append(reportProblems(raw, rpt, ""), dups...), versionError(raw, err))
 	}
 	switch version.Major {
 	case 3:
 		cfg, rpt, err := v3_5.ParseCompatibleVersion(raw)
-		if err != nil {
-			return Config{}, fromReport(rpt, err)
+		if problems := append(reportProblems(raw, rpt, version.String()), dups...); err != nil || len(problems) > 0 {
+			return Config{}, failed(problems, err)
 		}
 		return cfg, nil
 	case 2:
-		return parseV2(raw)
+		cfg, err := parseV2(raw)
+		if err == nil && len(dups) > 0 {
+			err = &ConfigError{Problems: dups}
+		}
+		return cfg, err
 	default:
 		return Config{}, &ConfigError{Problems: []FieldError{{Path: "ignition.version", Reason: fmt.Sprintf("unsupported Ignition spec version %s (want 2.2 or 3.0–%s)", version, CanonicalVersion)}}}
 	}
@@ -81,12 +98,9 @@ func versionError(raw []byte, err error) error {
 // translate to 3.0 with the "root" filesystem at /, then up to 3.5.
 func parseV2(raw []byte) (Config, error) {
 	cfg22, rpt, err := ignv2_2.Parse(raw)
-	if err != nil {
-		var problems []FieldError
-		for _, e := range rpt.Entries {
-			if e.Kind == v2report.EntryError {
-				problems = append(problems, FieldError{Line: int64(e.Line), Column: int64(e.Column), Reason: e.Message})
-			}
+	if problems := v2Problems(raw, rpt); err != nil || len(problems) > 0 {
+		if len(problems) == 0 {
+			problems = v2TypeProblems(raw)
 		}
 		if len(problems) == 0 {
 			problems = []FieldError{{Reason: "spec 2.x: " + err.Error()}}
@@ -112,9 +126,48 @@ func parseV2(raw []byte) (Config, error) {
 	}
 	cfg, rpt3, err := v3_5.ParseCompatibleVersion(js)
 	if err != nil {
-		return Config{}, fromReport(rpt3, err)
+		return Config{}, failed(reportProblems(js, rpt3, ""), err)
 	}
 	return cfg, nil
+}
+
+// v2Problems are the errors of a spec 2.x report and the keys it found unrecognised, each
+// located by its position, since the 2.x library reports no field paths.
+func v2Problems(raw []byte, rpt v2report.Report) []FieldError {
+	var problems []FieldError
+	for _, e := range rpt.Entries {
+		fe := FieldError{Line: int64(e.Line), Column: int64(e.Column), Reason: e.Message}
+		at := pathAt(raw, offsetOf(raw, fe.Line, fe.Column))
+		switch {
+		case e.Kind == v2report.EntryError:
+			fe.Path = at
+		case e.Kind == v2report.EntryWarning && strings.HasPrefix(e.Message, v2UnknownKey):
+			key := strings.TrimPrefix(e.Message, v2UnknownKey)
+			fe.Path, fe.Reason = join(at, key), unknownKeyReason(key, "2.x")
+		default:
+			continue
+		}
+		problems = append(problems, fe)
+	}
+	return problems
+}
+
+// v2UnknownKey starts the 2.x library's warning about a key it does not know.
+const v2UnknownKey = "Config has unrecognized key: "
+
+// v2TypeProblems explains a spec 2.x config that does not decode: the 2.x library then tries
+// each older spec in turn and reports only that the version is unsupported.
+func v2TypeProblems(raw []byte) []FieldError {
+	var cfg ign22types.Config
+	var te *json.UnmarshalTypeError
+	if err := json.Unmarshal(raw, &cfg); !errors.As(err, &te) {
+		return nil
+	}
+	reason, ok := typeReason(te.Error())
+	if !ok {
+		reason = te.Error()
+	}
+	return []FieldError{{Path: pathOfMismatch(raw, te.Offset), Reason: reason}}
 }
 
 // MustVersion parses a spec version known at compile time.

@@ -71,7 +71,16 @@ func TestParseErrors(t *testing.T) {
 		{"unsupported major", `{"ignition":{"version":"4.0.0"}}`, []string{"version"}},
 		{"spec 2.3 is not accepted", `{"ignition":{"version":"2.3.0"}}`, []string{"2.x"}},
 		{"missing version", `{"storage":{}}`, []string{"ignition.version: missing"}},
-		{"not a config", `[1,2]`, []string{"version"}},
+		{"not a config", `[1,2]`, []string{"got a list, want an object"}},
+		{"data after a 3.5 config (the fast path once took it)", `{"ignition":{"version":"3.5.0"}} garbage`, []string{"after top-level value"}},
+		{"a second value after a 3.5 config", `{"ignition":{"version":"3.5.0"}}{"storage":{}}`, []string{"after top-level value"}},
+		{"unknown key", `{"ignition":{"version":"3.5.0"},"storage":{"filez":[]}}`, []string{"storage.filez", `unknown key "filez" in spec 3.5.0`}},
+		{"key case matters", `{"ignition":{"version":"3.5.0"},"Storage":{}}`, []string{"Storage", "unknown key"}},
+		{"unknown key in spec 2", `{"ignition":{"version":"2.2.0"},"storage":{"files":[{"filesystem":"root","path":"/x","bogus":1}]}}`, []string{"storage.files.0.bogus", "unknown key"}},
+		{"key given twice", `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/a","path":"/b"}]}}`, []string{"storage.files.0.path", "more than once"}},
+		{"type mismatch in spec 2", `{"ignition":{"version":"2.2.0"},"storage":{"files":[{"filesystem":"root","path":"/x","mode":"rw"}]}}`, []string{"storage.files.0.mode", "got a string, want an integer"}},
+		{"second YAML document", "ignition: {version: 3.5.0}\n---\nstorage: {}\n", []string{"more than one YAML document"}},
+		{"over the size limit", `{"ignition":{"version":"3.5.0"},"x":"` + strings.Repeat("a", MaxConfigSize) + `"}`, []string{"over the 1572864 byte limit"}},
 		{"spec 2 non-root filesystem", `{"ignition":{"version":"2.2.0"},"storage":{"filesystems":[{"name":"data","mount":{"device":"/dev/sdb","format":"xfs"}}],"files":[{"filesystem":"data","path":"/x","contents":{"source":"data:,"}}]}}`, []string{"non-root filesystem"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
