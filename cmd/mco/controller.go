@@ -14,9 +14,11 @@ import (
 	"github.com/mco-dev/mco/internal/controller"
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	"github.com/mco-dev/mco/internal/controller/drain"
+	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/rollout"
+	"github.com/mco-dev/mco/internal/servertoken"
 	"github.com/mco-dev/mco/internal/version"
 )
 
@@ -25,6 +27,7 @@ func newControllerCommand() *cobra.Command {
 	opts := controller.Options{}
 	ud := userdata.Options{}
 	bootImages, bi := true, bootimagecontroller.Options{}
+	var tokenPolicy servertoken.Policy
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the controllers: render pools, roll configs onto nodes, drain, boot images, user data",
@@ -35,11 +38,19 @@ MachineConfig (rendered-<pool>-<hash>), points the pool's spec.configuration at 
 RenderDegraded when a MachineConfig is invalid, and deletes old rendered configs that no pool
 or node references any more (keeping the newest --rendered-configs-to-keep per pool).
 
+The server token controller keeps a bearer token Secret <pool>-mcs-token per pool in
+--server-namespace (labelled machineconfiguration.openshift.io/mcs-token, owned by the pool):
+a random 256-bit token, rotated --server-token-overlap before --server-token-lifetime ends,
+the rotated-out one kept as previous-token until previous-token-expires; the Secret is deleted
+with its pool. The server refuses a pool's configs without its token. A token Secret without
+the label is the admin's: it is used as it is, never rotated or deleted.
+
 With --server-host set, the user-data controllers keep a pointer-Ignition Secret
 <pool>-user-data-managed per pool in --machine-api-namespace (merge source
 https://<server-host>/config/<pool>, the --server-ca bundle, the pool's bearer token from
-Secret <pool>-mcs-token in --server-namespace), and rotate the CA of installer-made
-user-data Secrets that pin exactly one CA.
+Secret <pool>-mcs-token in --server-namespace; a pool's pointer config is written only once
+its token exists), and rotate the CA of installer-made user-data Secrets that pin exactly one
+CA.
 
 With --boot-images (the default), the boot image controller keeps the MachineSets of
 --machine-api-namespace that MachineConfiguration cluster enrolls booting the images ConfigMap
@@ -58,6 +69,10 @@ Ignition stubs to spec 3.`,
 				cfg.QPS = -1
 			}
 			opts.Render.ControllerVersion = version.Get().Commit
+			if err := tokenPolicy.Validate(); err != nil {
+				return fmt.Errorf("--server-token-lifetime/--server-token-overlap: %w", err)
+			}
+			opts.ServerTokens = &servertokencontroller.Options{Namespace: ud.ServerNamespace, Policy: tokenPolicy}
 			if ud.ServerHost != "" {
 				if ud.CA, err = userdata.ParseCASource(caSource); err != nil {
 					return fmt.Errorf("--server-ca: %w", err)
@@ -94,7 +109,9 @@ Ignition stubs to spec 3.`,
 	f.StringVar(&ud.ServerHost, "server-host", "", "host[:port] machines reach the Machine Config Server at (port default 22623); enables the user-data controllers")
 	f.StringVar(&caSource, "server-ca", "configmap:openshift-machine-config-operator/machine-config-server-ca", "where the server CA bundle is: configmap:NS/NAME[:KEY] or secret:NS/NAME[:KEY]")
 	f.StringVar(&ud.MachineAPINamespace, "machine-api-namespace", "openshift-machine-api", "namespace of the user-data Secrets and MachineSets")
-	f.StringVar(&ud.ServerNamespace, "server-namespace", "openshift-machine-config-operator", "namespace of the server's per-pool token Secrets")
+	f.StringVar(&ud.ServerNamespace, "server-namespace", "openshift-machine-config-operator", "namespace of the server's per-pool token Secrets <pool>-mcs-token, which the token controller creates, rotates and deletes")
+	f.DurationVar(&tokenPolicy.Lifetime, "server-token-lifetime", servertoken.DefaultLifetime, "how long a pool's server token is accepted in all: it is rotated --server-token-overlap before this ends")
+	f.DurationVar(&tokenPolicy.Overlap, "server-token-overlap", servertoken.DefaultOverlap, "how long a rotated-out server token keeps working (previous-token-expires); must cover the time from a cloud machine's creation with old user data to its first config fetch")
 	f.StringVar(&userDataSpec, "user-data-spec-version", "3.4.0", "Ignition spec of generated pointer configs (3.1.0 or newer)")
 	f.DurationVar(&opts.Node.NotReadyThreshold, "node-not-ready-threshold", rollout.DefaultNotReadyThreshold, "how long a node may stay NotReady during an update before its pool reports it (NodeUnresponsive) and starts no further nodes")
 	f.DurationVar(&opts.Drain.BlockedThreshold, "drain-blocked-threshold", drain.DefaultBlockedThreshold, "how long a drain may run before the node and its pool report it blocked")

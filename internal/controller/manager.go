@@ -17,6 +17,7 @@ import (
 	draincontroller "github.com/mco-dev/mco/internal/controller/drain"
 	nodecontroller "github.com/mco-dev/mco/internal/controller/node"
 	rendercontroller "github.com/mco-dev/mco/internal/controller/render"
+	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/scheme"
 )
@@ -32,6 +33,9 @@ type Options struct {
 	Drain                   draincontroller.Options
 	// UserData, when set, enables the pointer-Ignition Secret controllers.
 	UserData *userdata.Options
+	// ServerTokens, when set, enables the per-pool Machine Config Server token controller
+	// (always set by `mco controller`).
+	ServerTokens *servertokencontroller.Options
 	// BootImages, when set, enables the MachineSet boot image controller.
 	BootImages *bootimagecontroller.Options
 }
@@ -72,6 +76,16 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, err
 		}
 	}
+	if opts.ServerTokens != nil {
+		tokens := &servertokencontroller.Reconciler{
+			Client:   mgr.GetClient(),
+			Recorder: mgr.GetEventRecorderFor("mco-servertoken-controller"),
+			Options:  *opts.ServerTokens,
+		}
+		if err := tokens.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("server token controller: %w", err)
+		}
+	}
 	if opts.BootImages != nil {
 		bootImages := &bootimagecontroller.Reconciler{
 			Client:   mgr.GetClient(),
@@ -105,6 +119,9 @@ func cacheOptions(opts Options) cache.Options {
 		for _, ns := range []string{ud.MachineAPINamespace, ud.ServerNamespace, ud.CA.Namespace} {
 			namespaces[ns] = cache.Config{}
 		}
+	}
+	if st := opts.ServerTokens; st != nil {
+		namespaces[st.Namespace] = cache.Config{}
 	}
 	if bi := opts.BootImages; bi != nil {
 		// coreos-bootimages and the patch history; the MachineSets' user-data Secrets.
