@@ -93,7 +93,76 @@ func validateIgnition(mc string, cfg ignition.Config) Errors {
 				Reason: fmt.Sprintf("mode %#o of %s has bits beyond 0777", *d.Mode, d.Path)})
 		}
 	}
+	errs = append(errs, validatePaths(mc, cfg)...)
 	return errs
+}
+
+// kernelFileSystems are where the kernel, not a disk, answers: a "file" there is a command to
+// the running kernel (/proc/sysrq-trigger, /sys/power/state, a device node), never something a
+// node keeps, and the agent must never write there.
+var kernelFileSystems = []string{"/proc", "/sys", "/dev"}
+
+// validatePaths refuses paths a node must never be given: into a kernel file system, or with
+// control characters (a NUL cannot be in a path at all; a newline garbles every report naming
+// it). Unit and dropin names become paths under /etc/systemd/system, so one holding a "/" (or
+// being "." or "..") would put the file elsewhere.
+func validatePaths(mc string, cfg ignition.Config) Errors {
+	var errs Errors
+	check := func(field, p string) {
+		if reason := pathProblem(p); reason != "" {
+			errs = append(errs, &Error{MachineConfig: mc, Field: field, Reason: reason})
+		}
+	}
+	for i, f := range cfg.Storage.Files {
+		check(fmt.Sprintf("spec.config.storage.files.%d.path", i), f.Path)
+	}
+	for i, d := range cfg.Storage.Directories {
+		check(fmt.Sprintf("spec.config.storage.directories.%d.path", i), d.Path)
+	}
+	for i, l := range cfg.Storage.Links {
+		check(fmt.Sprintf("spec.config.storage.links.%d.path", i), l.Path)
+	}
+	name := func(field, what, n string) {
+		if reason := nameProblem(what, n); reason != "" {
+			errs = append(errs, &Error{MachineConfig: mc, Field: field, Reason: reason})
+		}
+	}
+	for i, u := range cfg.Systemd.Units {
+		name(fmt.Sprintf("spec.config.systemd.units.%d.name", i), "unit", u.Name)
+		for j, d := range u.Dropins {
+			name(fmt.Sprintf("spec.config.systemd.units.%d.dropins.%d.name", i, j), "dropin", d.Name)
+		}
+	}
+	return errs
+}
+
+func pathProblem(p string) string {
+	if hasControl(p) {
+		return fmt.Sprintf("path %q contains a control character", p)
+	}
+	for _, fs := range kernelFileSystems {
+		if p == fs || strings.HasPrefix(p, fs+"/") {
+			return fmt.Sprintf("%s is under %s, a kernel file system: a write there is a command to the running kernel, not a file, and is refused", p, fs)
+		}
+	}
+	return ""
+}
+
+func nameProblem(what, n string) string {
+	switch {
+	case hasControl(n):
+		return fmt.Sprintf("%s name %q contains a control character", what, n)
+	case strings.Contains(n, "/") || n == "." || n == "..":
+		return fmt.Sprintf("%s name %q is not a file name: it would be written outside %s", what, n, unitDir)
+	}
+	return ""
+}
+
+// unitDir is where the agent writes units and their dropins.
+const unitDir = "/etc/systemd/system"
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 func isInline(source string) bool {
