@@ -1,10 +1,16 @@
 package apply
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"path"
 	"strconv"
+	"strings"
 
+	"github.com/mco-dev/mco/internal/daemon/nodefiles"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 )
 
@@ -35,10 +41,15 @@ type link struct {
 	Target string `json:"target"`
 }
 
+// journalVersion is the format writeJournal writes. Journals from before the field existed
+// (no version) are the same format.
+const journalVersion = 1
+
 // journal is the on-disk record of a transaction in progress.
 type journal struct {
-	From string `json:"from"`
-	To   string `json:"to"`
+	Version int    `json:"version,omitempty"`
+	From    string `json:"from"`
+	To      string `json:"to"`
 	// Priors lists every path the transaction may change, in the order it changes them.
 	Priors []prior `json:"priors"`
 	// CreatedDirs are the directories Apply is about to create, outermost first: absent when
@@ -56,6 +67,7 @@ type journal struct {
 }
 
 func writeJournal(r *noderoot.Root, j *journal) error {
+	j.Version = journalVersion
 	data, err := json.Marshal(j)
 	if err != nil {
 		return err
@@ -75,11 +87,114 @@ func readJournal(r *noderoot.Root) (*journal, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeJournal(data)
+}
+
+// decodeJournal reads a journal strictly and checks every path in it before a rollback acts on
+// any: the rollback replaces, links and removes what the journal names, so a damaged journal
+// (truncated, a field of the wrong type, a relative or ".." path, a backup outside journal.d,
+// a version this agent does not know) is refused whole, naming the field, rather than half
+// rolled back.
+func decodeJournal(data []byte) (*journal, error) {
 	var j journal
-	if err := json.Unmarshal(data, &j); err != nil {
-		return nil, fmt.Errorf("corrupt journal %s: %w", JournalPath, err)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&j)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("data after the journal")
+		}
+	}
+	if err != nil {
+		return nil, journalError("", decodeReason(err))
+	}
+	if field, reason := j.problem(); reason != "" {
+		return nil, journalError(field, reason)
 	}
 	return &j, nil
+}
+
+func journalError(field, reason string) error {
+	if field != "" {
+		reason = field + ": " + reason
+	}
+	return fmt.Errorf("corrupt journal %s: %s", JournalPath, reason)
+}
+
+// decodeReason says why the journal did not decode, naming the field where encoding/json knows it.
+func decodeReason(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("%s: got a JSON %s, want %s", te.Field, te.Value, te.Type)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "truncated: " + err.Error()
+	}
+	return err.Error()
+}
+
+// problem names the first field of j a rollback must not act on, and why.
+func (j *journal) problem() (field, reason string) {
+	if j.Version != 0 && j.Version != journalVersion {
+		return "version", fmt.Sprintf("%d is not a journal version this agent reads (%d); was it written by a newer agent?", j.Version, journalVersion)
+	}
+	for i, pr := range j.Priors {
+		f := fmt.Sprintf("priors.%d", i)
+		if r := pathReason(pr.Path); r != "" {
+			return f + ".path", r
+		}
+		switch pr.Kind {
+		case priorAbsent:
+		case priorSymlink:
+			if pr.Target == "" {
+				return f + ".target", "a symlink's prior state needs its target"
+			}
+		case priorFile:
+			if r := pathReason(pr.Backup); r != "" {
+				return f + ".backup", r
+			}
+			if path.Dir(pr.Backup) != BackupDir {
+				return f + ".backup", fmt.Sprintf("%q is not in %s, where backups are kept", pr.Backup, BackupDir)
+			}
+		default:
+			return f + ".kind", fmt.Sprintf("%q is not one of %s, %s, %s", pr.Kind, priorAbsent, priorFile, priorSymlink)
+		}
+	}
+	for i, d := range j.CreatedDirs {
+		if r := pathReason(d); r != "" {
+			return fmt.Sprintf("createdDirs.%d", i), r
+		}
+	}
+	// The unit snapshot is restored by making and removing links and directories; only those
+	// under /etc/systemd/system are the snapshot's.
+	for i, l := range j.UnitLinks {
+		if r := unitPathReason(l.Path); r != "" {
+			return fmt.Sprintf("unitLinks.%d.path", i), r
+		}
+	}
+	for i, d := range j.UnitDirs {
+		if r := unitPathReason(d); r != "" {
+			return fmt.Sprintf("unitDirs.%d", i), r
+		}
+	}
+	return "", ""
+}
+
+func pathReason(p string) string {
+	if !path.IsAbs(p) || path.Clean(p) != p || p == "/" {
+		return fmt.Sprintf("%q is not a clean absolute path below /", p)
+	}
+	return ""
+}
+
+func unitPathReason(p string) string {
+	if r := pathReason(p); r != "" {
+		return r
+	}
+	if !strings.HasPrefix(p, nodefiles.UnitDir+"/") {
+		return fmt.Sprintf("%q is not under %s", p, nodefiles.UnitDir)
+	}
+	return ""
 }
 
 func (t *Txn) journalPriors() error {
