@@ -24,12 +24,16 @@ func (w *discardWriter) Write(p []byte) (int, error) { w.n += len(p); return len
 // BenchmarkServeConfig is one cached /config/worker request for the ≈194 KB fixture.
 func BenchmarkServeConfig(b *testing.B) {
 	store := NewStore(time.Hour)
-	store.Replace(map[string]PoolState{"worker": {Served: ServedInput{Config: benchfixture.MachineConfig()}, Key: "bench"}})
+	store.Replace(map[string]PoolState{"worker": {Served: ServedInput{Config: benchfixture.MachineConfig()}, Key: "bench", Tokens: &PoolTokens{Token: "bench-token"}}})
 	h := NewHandler(store, NewMetrics(nil), discardLogger())
 	req := httptest.NewRequest("GET", "/config/worker", nil)
 	req.Header.Set("Accept", "application/vnd.coreos.ignition+json;version=3.4.0")
+	req.Header.Set("Authorization", "Bearer bench-token")
 	w := &discardWriter{header: http.Header{}}
 	h.ServeHTTP(w, req) // build once
+	if w.n == 0 {
+		b.Fatal("the request was not served")
+	}
 	b.SetBytes(int64(w.n))
 	b.ReportAllocs()
 	for b.Loop() {

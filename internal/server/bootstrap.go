@@ -21,7 +21,8 @@ type BootstrapOptions struct {
 	Dir string
 	// KubeconfigFile, when set and present, is served as /etc/kubernetes/kubeconfig.
 	KubeconfigFile string
-	// TokensFile lists per-pool bearer tokens (see LoadTokensFile).
+	// TokensFile lists per-pool bearer tokens (see LoadTokensFile); pools it does not list are
+	// refused unless the server allows unauthenticated requests.
 	TokensFile string
 	// PullSecretFile, when set and present, is served as /var/lib/kubelet/config.json (see
 	// ReadPullSecretFile).

@@ -75,6 +75,10 @@ func TestBootstrapReloadsOnChange(t *testing.T) {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	waitFor(t, store.Loaded)
+	h := NewHandler(store, nil, discardLogger())
+	if rec := do(h, "GET", "/config/worker", "Authorization", "Bearer fresh"); rec.Code != 403 {
+		t.Fatalf("a pool the tokens file does not list: %d, want 403", rec.Code)
+	}
 	before, err := store.Get("worker").response(ignition.V3_4)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +102,7 @@ func TestBootstrapReloadsOnChange(t *testing.T) {
 	})
 
 	writeFile(t, tokens, "worker:\n  token: fresh\n")
-	waitFor(t, func() bool { return store.Get("worker").state.Tokens != nil })
+	waitFor(t, func() bool { return do(h, "GET", "/config/worker", "Authorization", "Bearer fresh").Code == 200 })
 
 	// A broken edit keeps the last good pools.
 	writeFile(t, tokens, "worker: [not, a, map]\n")

@@ -33,7 +33,8 @@ const (
 
 // ClusterOptions configure cluster mode.
 type ClusterOptions struct {
-	// Namespace holds token Secrets, the bootstrap token Secret and the kubeconfig-data ConfigMap.
+	// Namespace holds token Secrets (a pool without one is refused unless the server allows
+	// unauthenticated requests), the bootstrap token Secret and the kubeconfig-data ConfigMap.
 	Namespace string
 	// APIServerURL is written into served kubeconfigs; new machines must be able to reach it.
 	APIServerURL string

@@ -79,9 +79,19 @@ func TestClusterMode(t *testing.T) {
 	t.Cleanup(func() { stop(); <-done })
 	h := NewHandler(store, nil, discardLogger())
 
+	t.Log("a pool without a token Secret is refused, whatever the request presents")
+	waitFor(t, func() bool { return store.Get("worker") != nil })
+	if rec := do(h, "GET", "/config/worker", "Authorization", "Bearer cluster-token", "Accept", accept34); rec.Code != 403 {
+		t.Fatalf("pool without a token: %d, want 403", rec.Code)
+	}
+	must(t, c.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: protocol.ServerTokenSecretName("worker"), Namespace: ns},
+		Data:       map[string][]byte{protocol.ServerTokenKey: []byte("cluster-token")},
+	}))
+
 	servedFile := func(path string) func() bool {
 		return func() bool {
-			rec := do(h, "GET", "/config/worker", "Accept", accept34)
+			rec := do(h, "GET", "/config/worker", "Authorization", "Bearer cluster-token", "Accept", accept34)
 			return rec.Code == 200 && strings.Contains(rec.Body.String(), `"path":"`+path+`"`)
 		}
 	}
@@ -93,14 +103,11 @@ func TestClusterMode(t *testing.T) {
 	must(t, c.Status().Update(ctx, pool))
 	waitFor(t, servedFile("/etc/new"))
 
-	t.Log("a token Secret makes the pool require it")
-	must(t, c.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: protocol.ServerTokenSecretName("worker"), Namespace: ns},
-		Data:       map[string][]byte{protocol.ServerTokenKey: []byte("cluster-token")},
-	}))
-	waitFor(t, func() bool { return do(h, "GET", "/config/worker").Code == 403 })
-	if rec := do(h, "GET", "/config/worker", "Authorization", "Bearer cluster-token", "Accept", accept34); rec.Code != 200 {
-		t.Fatalf("with the token: %d", rec.Code)
+	t.Log("the token Secret's token is required")
+	for _, header := range [][]string{nil, {"Authorization", "Bearer other"}} {
+		if rec := do(h, "GET", "/config/worker", header...); rec.Code != 403 {
+			t.Fatalf("with %q: %d, want 403", header, rec.Code)
+		}
 	}
 
 	t.Log("the bootstrap token Secret and CA bundle become the served kubeconfig")

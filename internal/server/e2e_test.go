@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -46,11 +47,13 @@ const e2ePullSecret = `{"auths":{"quay.io":{"auth":"ZTJlOnNlY3JldA=="}}}`
 // TestRealIgnitionClient boots temp roots with the real Ignition binary from a running server
 // over TLS with a bearer token, once per served 3.x spec, and checks the pool's files, units
 // and the server's appended files (the pull secret with mode 0600) land; without the token
-// nothing is written.
+// nothing is written, nor for a pool the tokens file does not list.
 func TestRealIgnitionClient(t *testing.T) {
 	dir := t.TempDir()
 	ca := testenv.NewServingCA(t, dir)
 	bootstrapDir := writeBootstrapDir(t, filepath.Join(dir, "bootstrap"), e2eIgnition)
+	// A second pool serving the same config, with no token in the tokens file.
+	writeFile(t, filepath.Join(bootstrapDir, "machine-pools", "infra.yaml"), "metadata:\n  name: infra\nstatus:\n  configuration:\n    name: "+e2eRendered+"\n")
 	tokensFile := filepath.Join(dir, "tokens.yaml")
 	writeFile(t, tokensFile, "worker:\n  token: "+e2eToken+"\n")
 	pullSecretFile := filepath.Join(dir, "pull-secret.json")
@@ -84,20 +87,27 @@ func TestRealIgnitionClient(t *testing.T) {
 		})
 	}
 
-	t.Run("without token nothing is written", func(t *testing.T) {
-		root, out, err := testenv.RunIgnition(t, pointerConfig(t, url, ca.CAPEM, "", "3.4.0"))
-		if err == nil {
-			t.Fatalf("ignition succeeded without a token:\n%s", out)
-		}
-		if !strings.Contains(out, "Forbidden") {
-			t.Errorf("ignition output does not say Forbidden:\n%s", out)
-		}
-		for _, path := range []string{"etc/e2e/hello.txt", PullSecretPath} {
-			if _, err := os.Stat(filepath.Join(root, path)); !os.IsNotExist(err) {
-				t.Errorf("%s written without a token: %v", path, err)
+	refused := map[string][]byte{
+		"without token nothing is written": pointerConfig(t, url, ca.CAPEM, "", "3.4.0"),
+		// Presenting worker's token, which is no token of infra's.
+		"a pool without a token is refused": bytes.ReplaceAll(pointerConfig(t, url, ca.CAPEM, e2eToken, "3.4.0"), []byte("/config/worker"), []byte("/config/infra")),
+	}
+	for name, pointer := range refused {
+		t.Run(name, func(t *testing.T) {
+			root, out, err := testenv.RunIgnition(t, pointer)
+			if err == nil {
+				t.Fatalf("ignition succeeded:\n%s", out)
 			}
-		}
-	})
+			if !strings.Contains(out, "Forbidden") {
+				t.Errorf("ignition output does not say Forbidden:\n%s", out)
+			}
+			for _, path := range []string{"etc/e2e/hello.txt", PullSecretPath} {
+				if _, err := os.Stat(filepath.Join(root, path)); !os.IsNotExist(err) {
+					t.Errorf("%s written: %v", path, err)
+				}
+			}
+		})
+	}
 }
 
 // acceptFromTestHeader rewrites Accept from testSpecHeader, standing in for an older client.

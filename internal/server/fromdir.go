@@ -20,7 +20,8 @@ type FromDirOptions struct {
 	// KubeconfigFile and KubeletCAFile, when set and present, are served as
 	// /etc/kubernetes/kubeconfig and /etc/kubernetes/kubelet-ca.crt.
 	KubeconfigFile, KubeletCAFile string
-	// TokensFile lists per-pool bearer tokens (see LoadTokensFile).
+	// TokensFile lists per-pool bearer tokens (see LoadTokensFile); pools it does not list are
+	// refused unless the server allows unauthenticated requests.
 	TokensFile string
 	// PullSecretFile, when set and present, is served as /var/lib/kubelet/config.json (see
 	// ReadPullSecretFile).

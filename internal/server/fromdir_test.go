@@ -46,16 +46,21 @@ func TestFromDirRendersAndReloads(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "pool.yaml"), fromDirPool)
 	writeFile(t, filepath.Join(dir, "configs", "motd.yaml"), fromDirMC("/etc/motd"))
+	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
+	writeFile(t, tokens, "worker:\n  token: fromdir-token\n")
 	store := NewStore(time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	opts := FromDirOptions{Dir: dir, Defaults: render.Defaults{OSImageURL: "quay.io/os:1"}}
+	opts := FromDirOptions{Dir: dir, TokensFile: tokens, Defaults: render.Defaults{OSImageURL: "quay.io/os:1"}}
 	go func() { done <- RunFromDir(ctx, store, opts, discardLogger()) }()
 	t.Cleanup(func() { cancel(); <-done })
 	waitFor(t, store.Loaded)
 	h := NewHandler(store, nil, discardLogger())
+	if rec := do(h, "GET", "/config/worker", "Accept", accept34); rec.Code != 403 {
+		t.Fatalf("without the token from --tokens-file: %d, want 403", rec.Code)
+	}
 
-	rec := do(h, "GET", "/config/worker", "Accept", accept34)
+	rec := do(h, "GET", "/config/worker", "Accept", accept34, "Authorization", "Bearer fromdir-token")
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"path":"/etc/motd"`) {
 		t.Fatalf("first render: %d %.200s", rec.Code, rec.Body)
 	}
@@ -70,7 +75,7 @@ func TestFromDirRendersAndReloads(t *testing.T) {
 
 	writeFile(t, filepath.Join(dir, "configs", "motd.yaml"), fromDirMC("/etc/issue"))
 	waitFor(t, func() bool {
-		rec := do(h, "GET", "/config/worker", "Accept", accept34)
+		rec := do(h, "GET", "/config/worker", "Accept", accept34, "Authorization", "Bearer fromdir-token")
 		return rec.Code == 200 && strings.Contains(rec.Body.String(), `"path":"/etc/issue"`)
 	})
 	if store.Get("worker").state.Served.Config.Name == first {

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,14 +22,27 @@ var (
 //	anything else            404; methods other than GET and HEAD get 405
 //
 // Error responses have empty bodies, as in the original: a booting machine logs only the code.
+//
+// A pool without a token configured is refused (403) unless allowUnauthenticated: its config
+// embeds the bootstrap kubeconfig, which must not go to whoever can reach the port.
 type Handler struct {
 	store   *Store
 	metrics *Metrics
 	log     *slog.Logger
 	now     func() time.Time
+
+	allowUnauthenticated bool
+	// openPools are the pools already logged as served without a token.
+	openPools sync.Map
 }
 
-// NewHandler serves the pools in store.
+// withUnauthenticated makes h serve pools that have no token to anyone when allow is set.
+func (h *Handler) withUnauthenticated(allow bool) *Handler {
+	h.allowUnauthenticated = allow
+	return h
+}
+
+// NewHandler serves the pools in store, each only to requests with its token.
 func NewHandler(store *Store, metrics *Metrics, log *slog.Logger) *Handler {
 	if metrics == nil {
 		metrics = NewMetrics(nil)
@@ -55,8 +69,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveConfig answers /config/<pool>: 404 for unknown pools, 403 without a valid token when
-// the pool has tokens, 400 for an Accept header naming a spec we cannot serve, 500 when the
+// serveConfig answers /config/<pool>: 404 for unknown pools, 403 without a valid token (see
+// authorize; each refusal is one audit log line and counted by reason), 400 for an Accept header naming a spec we cannot serve, 500 when the
 // config cannot be built, 304 for a matching If-None-Match, else the cached bytes.
 func (h *Handler) serveConfig(w http.ResponseWriter, r *http.Request, pool string) {
 	start := h.now()
@@ -75,10 +89,15 @@ func (h *Handler) serveConfig(w http.ResponseWriter, r *http.Request, pool strin
 		h.finish(w, "unknown", http.StatusNotFound, "", start)
 		return
 	}
-	if t := entry.state.Tokens; t != nil && !t.Allows(r.Header.Get("Authorization"), start) {
-		h.log.Warn("refused config request without a valid token", "pool", pool, "client", r.RemoteAddr, "userAgent", r.UserAgent())
+	if refusal := authorize(entry.state.Tokens, h.allowUnauthenticated, r.Header.Get("Authorization"), start); refusal != "" {
+		h.log.Warn("refused config request", "audit", true, "pool", pool, "client", r.RemoteAddr,
+			"userAgent", r.UserAgent(), "reason", string(refusal))
+		h.metrics.refused.WithLabelValues(pool, string(refusal)).Inc()
 		h.finish(w, pool, http.StatusForbidden, "", start)
 		return
+	}
+	if entry.state.Tokens == nil {
+		h.noteOpen(pool)
 	}
 	if entry.state.Served.Config == nil {
 		code := http.StatusInternalServerError
@@ -123,6 +142,13 @@ func (h *Handler) serveConfig(w http.ResponseWriter, r *http.Request, pool strin
 		sent = len(resp.body)
 	}
 	h.metrics.observe(pool, code, resp.version, sent, h.now().Sub(start).Seconds())
+}
+
+// noteOpen warns once per pool and process that it is served without a token.
+func (h *Handler) noteOpen(pool string) {
+	if _, seen := h.openPools.LoadOrStore(pool, true); !seen {
+		h.log.Warn("serving a pool that has no token to anyone (--allow-unauthenticated)", "pool", pool)
+	}
 }
 
 func (h *Handler) finish(w http.ResponseWriter, pool string, code int, version string, start time.Time) {

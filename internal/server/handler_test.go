@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -9,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/mco-dev/mco/internal/ignition"
 )
@@ -43,6 +48,8 @@ func TestHandlerRoutes(t *testing.T) {
 		"kargs":   {Served: ServedInput{Config: testMC(t, withNotKargs)}, Key: "k"},
 	})
 	h.now = func() time.Time { return now }
+	// The routes of pools without tokens; TestHandlerRefusals covers the default, which refuses them.
+	h.allowUnauthenticated = true
 	tests := []struct {
 		name, method, path string
 		header             []string
@@ -67,7 +74,7 @@ func TestHandlerRoutes(t *testing.T) {
 		{"conversion failure", "GET", "/config/kargs", []string{"Accept", "application/vnd.coreos.ignition+json;version=3.2.0"}, 500, ""},
 		{"rendered config file missing", "GET", "/config/missing", nil, 404, ""},
 		{"rendered config unreadable", "GET", "/config/broken", nil, 500, ""},
-		{"no token", "GET", "/config/secured", nil, 403, ""},
+		{"no token, although unauthenticated pools are allowed", "GET", "/config/secured", nil, 403, ""},
 		{"wrong token", "GET", "/config/secured", []string{"Authorization", "Bearer nope"}, 403, ""},
 		{"basic auth is not a token", "GET", "/config/secured", []string{"Authorization", "Basic bmV3"}, 403, ""},
 		{"current token", "GET", "/config/secured", []string{"Authorization", "Bearer new", "Accept", accept34}, 200, "3.4.0"},
@@ -107,10 +114,91 @@ func TestHandlerRoutes(t *testing.T) {
 	}
 }
 
+// TestHandlerRefusals: by default a pool without a token is refused like a request without
+// one; every refusal is one audit log line and one count of its reason, with an empty body.
+func TestHandlerRefusals(t *testing.T) {
+	var logs bytes.Buffer
+	store := NewStore(time.Minute)
+	store.Replace(map[string]PoolState{
+		"open":    {Served: ServedInput{Config: testMC(t, oneFile)}, Key: "k"},
+		"secured": {Served: ServedInput{Config: testMC(t, oneFile)}, Key: "k", Tokens: &PoolTokens{Token: "s3cret"}},
+		"broken":  {Served: ServedInput{Config: testMC(t, oneFile)}, Key: "k", Tokens: &PoolTokens{}}, // unreadable token Secret
+	})
+	metrics := NewMetrics(nil)
+	h := NewHandler(store, metrics, slog.New(slog.NewJSONHandler(&logs, nil)))
+	tests := []struct {
+		name, pool string
+		header     []string
+		reason     Refusal // "" = served
+	}{
+		{"pool without a token", "open", nil, RefusedNoToken},
+		{"pool without a token, whatever is presented", "open", []string{"Authorization", "Bearer s3cret"}, RefusedNoToken},
+		{"no Authorization header", "secured", nil, RefusedMissingAuthorization},
+		{"wrong token", "secured", []string{"Authorization", "Bearer guess"}, RefusedInvalidToken},
+		{"not a bearer token", "secured", []string{"Authorization", "Basic czNjcmV0"}, RefusedInvalidToken},
+		{"empty bearer token", "secured", []string{"Authorization", "Bearer"}, RefusedInvalidToken},
+		{"token Secret without a token refuses every token", "broken", []string{"Authorization", "Bearer "}, RefusedInvalidToken},
+		{"the token", "secured", []string{"Authorization", "Bearer s3cret"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			logs.Reset()
+			before := testutil.ToFloat64(metrics.refused.WithLabelValues(tc.pool, string(tc.reason)))
+			req := httptest.NewRequest("GET", "/config/"+tc.pool, nil)
+			req.RemoteAddr = "192.0.2.7:40000"
+			req.Header.Set("User-Agent", "Ignition/2.27.0")
+			for i := 0; i+1 < len(tc.header); i += 2 {
+				req.Header.Set(tc.header[i], tc.header[i+1])
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if tc.reason == "" {
+				if rec.Code != 200 || strings.Contains(logs.String(), `"audit"`) {
+					t.Fatalf("code %d, logs %s", rec.Code, logs.String())
+				}
+				return
+			}
+			if rec.Code != 403 || rec.Body.Len() != 0 {
+				t.Fatalf("code %d with %d body bytes, want an empty 403", rec.Code, rec.Body.Len())
+			}
+			var line map[string]any
+			if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+				t.Fatalf("want exactly one JSON log line: %v\n%s", err, logs.String())
+			}
+			want := map[string]any{"audit": true, "pool": tc.pool, "client": "192.0.2.7:40000", "userAgent": "Ignition/2.27.0", "reason": string(tc.reason)}
+			for k, v := range want {
+				if line[k] != v {
+					t.Errorf("audit line %s = %v, want %v (%s)", k, line[k], v, logs.String())
+				}
+			}
+			if got := testutil.ToFloat64(metrics.refused.WithLabelValues(tc.pool, string(tc.reason))); got != before+1 {
+				t.Errorf("mcs_config_requests_refused_total{pool=%q,reason=%q} went from %v to %v", tc.pool, tc.reason, before, got)
+			}
+		})
+	}
+}
+
+// TestHandlerAllowUnauthenticated serves a pool without a token and says so once.
+func TestHandlerAllowUnauthenticated(t *testing.T) {
+	var logs bytes.Buffer
+	store := NewStore(time.Minute)
+	store.Replace(map[string]PoolState{"open": {Served: ServedInput{Config: testMC(t, oneFile)}, Key: "k"}})
+	h := NewHandler(store, nil, slog.New(slog.NewTextHandler(&logs, nil))).withUnauthenticated(true)
+	for range 3 {
+		if rec := do(h, "GET", "/config/open"); rec.Code != 200 {
+			t.Fatalf("code %d", rec.Code)
+		}
+	}
+	if n := strings.Count(logs.String(), "has no token"); n != 1 {
+		t.Errorf("%d warnings about serving without a token, want 1:\n%s", n, logs.String())
+	}
+}
+
 func TestHandlerHeadAndETag(t *testing.T) {
-	h, _ := newTestHandler(t, map[string]PoolState{"worker": {Served: ServedInput{Config: testMC(t, oneFile)}, Key: "k"}})
-	get := do(h, "GET", "/config/worker", "Accept", accept34)
-	head := do(h, "HEAD", "/config/worker", "Accept", accept34)
+	h, _ := newTestHandler(t, map[string]PoolState{"worker": {Served: ServedInput{Config: testMC(t, oneFile)}, Key: "k", Tokens: &PoolTokens{Token: "t"}}})
+	auth := "Bearer t"
+	get := do(h, "GET", "/config/worker", "Accept", accept34, "Authorization", auth)
+	head := do(h, "HEAD", "/config/worker", "Accept", accept34, "Authorization", auth)
 	if head.Code != 200 || head.Body.Len() != 0 {
 		t.Fatalf("HEAD: %d with %d body bytes", head.Code, head.Body.Len())
 	}
@@ -119,11 +207,11 @@ func TestHandlerHeadAndETag(t *testing.T) {
 	}
 	etag := get.Header().Get("Etag")
 	for _, inm := range []string{etag, `"other", ` + etag, "W/" + etag, "*"} {
-		if rec := do(h, "GET", "/config/worker", "Accept", accept34, "If-None-Match", inm); rec.Code != 304 || rec.Body.Len() != 0 {
+		if rec := do(h, "GET", "/config/worker", "Accept", accept34, "If-None-Match", inm, "Authorization", auth); rec.Code != 304 || rec.Body.Len() != 0 {
 			t.Errorf("If-None-Match %s: %d, %d bytes", inm, rec.Code, rec.Body.Len())
 		}
 	}
-	if rec := do(h, "GET", "/config/worker", "If-None-Match", etag); rec.Code != 200 {
+	if rec := do(h, "GET", "/config/worker", "If-None-Match", etag, "Authorization", auth); rec.Code != 200 {
 		t.Errorf("ETag of 3.4 matched the 2.2 response: %d", rec.Code)
 	}
 }

@@ -10,6 +10,9 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	bytes    *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// refused counts 403s by pool and Refusal, so a scraper or a machine with a stale token
+	// shows up without reading logs.
+	refused *prometheus.CounterVec
 }
 
 // NewMetrics creates the collectors and registers them with reg (nil: not registered, for tests).
@@ -28,9 +31,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time to answer /config/<pool> requests, by pool.",
 			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5},
 		}, []string{"pool"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcs_config_requests_refused_total",
+			Help: "Config requests refused with 403, by pool and reason: no-token-configured, missing-authorization or invalid-token.",
+		}, []string{"pool", "reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.bytes, m.latency)
+		reg.MustRegister(m.requests, m.bytes, m.latency, m.refused)
 	}
 	return m
 }

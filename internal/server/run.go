@@ -21,7 +21,10 @@ type Options struct {
 	TokenOverlap time.Duration
 	// RateLimit bounds /config/ requests per client address (zero PerSecond: unlimited).
 	RateLimit RateLimit
-	Log       *slog.Logger
+	// AllowUnauthenticated serves pools that have no token configured to anyone (their
+	// configs embed the bootstrap kubeconfig); off, such pools are refused with 403.
+	AllowUnauthenticated bool
+	Log                  *slog.Logger
 }
 
 // Run binds the listeners, then serves while source keeps the pools current, until ctx ends
@@ -38,8 +41,11 @@ func Run(ctx context.Context, source Source, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.AllowUnauthenticated {
+		log.Warn("--allow-unauthenticated: pools without a token are served, with the bootstrap kubeconfig their configs embed, to anyone who can reach the port")
+	}
 	store := NewStore(opts.TokenOverlap)
-	handler := limitConfigRequests(NewHandler(store, NewMetrics(reg), log), opts.RateLimit, reg, log)
+	handler := limitConfigRequests(NewHandler(store, NewMetrics(reg), log).withUnauthenticated(opts.AllowUnauthenticated), opts.RateLimit, reg, log)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

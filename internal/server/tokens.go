@@ -23,6 +23,36 @@ type PoolTokens struct {
 	PreviousExpires time.Time `json:"previousTokenExpires,omitzero"`
 }
 
+// Refusal is why a config request was refused; the values are the audit log's and the
+// mcs_config_requests_refused_total metric's reason.
+type Refusal string
+
+const (
+	// RefusedNoToken: the pool has no token configured and --allow-unauthenticated is off.
+	RefusedNoToken Refusal = "no-token-configured"
+	// RefusedMissingAuthorization: the request has no Authorization header.
+	RefusedMissingAuthorization Refusal = "missing-authorization"
+	// RefusedInvalidToken: the header is not a bearer token the pool accepts now.
+	RefusedInvalidToken Refusal = "invalid-token"
+)
+
+// authorize decides one config request for a pool with tokens (nil: none configured). A pool
+// without tokens is served only when allowUnauthenticated; a pool with tokens always needs
+// one, whatever allowUnauthenticated says. "" means serve.
+func authorize(tokens *PoolTokens, allowUnauthenticated bool, authorization string, now time.Time) Refusal {
+	switch {
+	case tokens == nil && allowUnauthenticated:
+		return ""
+	case tokens == nil:
+		return RefusedNoToken
+	case authorization == "":
+		return RefusedMissingAuthorization
+	case !tokens.Allows(authorization, now):
+		return RefusedInvalidToken
+	}
+	return ""
+}
+
 // Allows reports whether an Authorization header carries a currently valid token.
 func (t *PoolTokens) Allows(authorization string, now time.Time) bool {
 	scheme, presented, ok := strings.Cut(authorization, " ")
@@ -69,7 +99,8 @@ func TokensFromSecretData(data map[string][]byte) (PoolTokens, bool, error) {
 //	  previousToken: 9a0b...
 //	  previousTokenExpires: "2026-09-01T12:00:00Z"
 //
-// An empty path means no pool needs a token.
+// An empty path means no pool has a token: the server then refuses every pool unless
+// --allow-unauthenticated.
 func LoadTokensFile(path string) (map[string]PoolTokens, error) {
 	if path == "" {
 		return nil, nil
