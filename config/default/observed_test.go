@@ -260,7 +260,11 @@ func TestObservedCallsAreListed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The agent; a reboot restarts it on the same root, as a real reboot restarts its pod.
+	// The agent; a reboot restarts it on the same root, as a real reboot restarts its pod. Its
+	// identity carries the node claim of a token bound to its pod (daemon-node-policy.yaml
+	// refuses the agent's writes without it).
+	agentConfig := configAs(base, daemon, recs[daemon])
+	agentConfig.Impersonate.Extra = map[string][]string{nodeNameClaim: {node.Name}}
 	restart := make(chan struct{}, 1)
 	var agentMu sync.Mutex
 	var stopAgent context.CancelFunc
@@ -268,7 +272,7 @@ func TestObservedCallsAreListed(t *testing.T) {
 		agentMu.Lock()
 		defer agentMu.Unlock()
 		stopAgent = run("agent", func(ctx context.Context) error {
-			return agent.Run(ctx, configAs(base, daemon, recs[daemon]), agent.Options{
+			return agent.Run(ctx, agentConfig, agent.Options{
 				NodeName: node.Name, Root: root, DriftInterval: time.Second, Log: log,
 				Systemd: noSystemd{}, OS: osimage.None{},
 				Rebooter: reboot.Func(func(context.Context, string) error { restart <- struct{}{}; return nil }),
