@@ -28,6 +28,7 @@ type serverFlags struct {
 	kubeconfig, bootstrapDir, bootstrapKubeconfig, fromDir string
 	namespace, apiServerURL, bootstrapTokenSecret          string
 	tokensFile                                             string
+	allowUnauthenticated                                   bool
 	pullSecret, pullSecretFile                             string
 	tokenOverlap                                           time.Duration
 	kubeletCAFile, osImageURL, extensionsImage             string
@@ -59,6 +60,13 @@ Modes (exactly one):
              process and re-rendered when files change.
 In the standalone modes, tokens come from --tokens-file and files are reloaded on change.
 
+Every pool needs a token: a request without the pool's current (or, until its expiry, previous)
+token gets 403, and so does any request for a pool with no token configured. Each refusal is an
+audit log line (audit=true, pool, client, userAgent, reason: no-token-configured,
+missing-authorization or invalid-token) and counts in mcs_config_requests_refused_total.
+--allow-unauthenticated serves pools without a token to anyone instead; the server warns at
+start while it is on. In a cluster, mco controller creates and rotates the token Secrets.
+
 Every served config carries the cluster's pull secret as /var/lib/kubelet/config.json (root,
 0600) when there is one: the Secret named by --pull-secret (key .dockerconfigjson) in cluster
 mode, --pull-secret-file otherwise. The first-boot service pulls the pool's OS image with it.
@@ -80,7 +88,8 @@ over it the answer is 503 with Retry-After, which Ignition retries. Connections 
 	fl.StringVar(&f.namespace, "namespace", "openshift-machine-config-operator", "cluster mode: namespace of the token Secrets, the bootstrap token Secret and the kubeconfig-data ConfigMap")
 	fl.StringVar(&f.apiServerURL, "apiserver-url", "", "cluster mode: API server URL written into served kubeconfigs (default: the URL this server uses)")
 	fl.StringVar(&f.bootstrapTokenSecret, "bootstrap-token-secret", server.DefaultBootstrapTokenSecret, "cluster mode: Secret in --namespace with the kubelet bootstrap token (keys token, ca.crt)")
-	fl.StringVar(&f.tokensFile, "tokens-file", "", "bootstrap and from-dir modes: YAML map of pool to {token, previousToken, previousTokenExpires}; pools listed need a bearer token")
+	fl.StringVar(&f.tokensFile, "tokens-file", "", "bootstrap and from-dir modes: YAML map of pool to {token, previousToken, previousTokenExpires}; pools not listed are refused unless --allow-unauthenticated")
+	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "serve pools that have no token configured without one: serves configs, including the bootstrap kubeconfig they embed, to anyone who can reach the port")
 	fl.StringVar(&f.pullSecret, "pull-secret", server.DefaultPullSecret, "cluster mode: <namespace>/<name> of the Secret whose .dockerconfigjson is served as /var/lib/kubelet/config.json (empty disables; without the Secret none is served)")
 	fl.StringVar(&f.pullSecretFile, "pull-secret-file", "", "bootstrap and from-dir modes: file (a .dockerconfigjson) served as /var/lib/kubelet/config.json (optional)")
 	fl.DurationVar(&f.tokenOverlap, "token-overlap", time.Hour, "how long a previous token without an explicit expiry stays valid after the server first sees it")
@@ -124,9 +133,10 @@ func runServer(ctx context.Context, f serverFlags) error {
 			MaxConnections:  f.maxConnections,
 			MaxHeaderBytes:  f.maxHeaderBytes,
 		},
-		RateLimit:    server.RateLimit{PerSecond: f.rateLimit, Burst: f.rateLimitBurst},
-		TokenOverlap: f.tokenOverlap,
-		Log:          log,
+		RateLimit:            server.RateLimit{PerSecond: f.rateLimit, Burst: f.rateLimitBurst},
+		TokenOverlap:         f.tokenOverlap,
+		AllowUnauthenticated: f.allowUnauthenticated,
+		Log:                  log,
 	})
 }
 

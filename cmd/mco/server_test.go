@@ -24,6 +24,26 @@ func TestServerHelpDocumentsEveryFlag(t *testing.T) {
 	})
 }
 
+// Serving without tokens is never the default, and its help says what it gives away.
+func TestServerAllowUnauthenticatedFlag(t *testing.T) {
+	cmd := newServerCommand()
+	f := cmd.Flags().Lookup("allow-unauthenticated")
+	if f == nil {
+		t.Fatal("no --allow-unauthenticated")
+	}
+	if f.DefValue != "false" {
+		t.Errorf("--allow-unauthenticated defaults to %s", f.DefValue)
+	}
+	if !strings.Contains(f.Usage, "bootstrap kubeconfig") || !strings.Contains(f.Usage, "anyone who can reach the port") {
+		t.Errorf("--allow-unauthenticated help does not say what it serves to whom: %q", f.Usage)
+	}
+	for _, want := range []string{"403", "--allow-unauthenticated", "mcs_config_requests_refused_total", "no-token-configured"} {
+		if !strings.Contains(cmd.Long, want) {
+			t.Errorf("server help does not mention %s", want)
+		}
+	}
+}
+
 func TestServerModeFlags(t *testing.T) {
 	tests := []struct {
 		name    string
