@@ -44,23 +44,34 @@ const (
 // Hyper-V generation. Uploaded images (resourceID) and images of other publishers are custom;
 // confidential and trusted-launch VMs need images made for their security type, which the
 // stream does not list.
-func updateAzure(spec map[string]any, images stream.Arch, arch string) error {
+func updateAzure(spec doc, images stream.Arch, arch string) error {
 	if arch == "s390x" || arch == "ppc64le" {
 		return skipf(SkipArchitecture, "Azure has no %s machines", arch)
 	}
-	if st := stringAt(spec, "securityProfile", "settings", "securityType"); st != "" {
+	st, err := spec.strAt("securityProfile", "settings", "securityType")
+	if err != nil {
+		return err
+	}
+	if st != "" {
 		return skipf(SkipCustomImage, "VMs with security type %s need images made for it; the stream lists none", st)
 	}
-	image := object(spec, "image")
-	if image == nil {
-		return skipf(SkipCustomImage, "providerSpec has no image")
+	image, ok, err := spec.object("image")
+	if err != nil {
+		return err
 	}
-	if id, _ := image["resourceID"].(string); id != "" {
+	if !ok {
+		return spec.missing("image", "an Azure machine boots the image given there")
+	}
+	var fields [4]string
+	for i, key := range []string{"resourceID", "publisher", "offer", "sku"} {
+		if fields[i], err = image.str(key); err != nil {
+			return err
+		}
+	}
+	id, publisher, offerName, sku := fields[0], fields[1], fields[2], fields[3]
+	if id != "" {
 		return skipf(SkipCustomImage, "the image is an uploaded image (%s), not a marketplace one", id)
 	}
-	publisher, _ := image["publisher"].(string)
-	offerName, _ := image["offer"].(string)
-	sku, _ := image["sku"].(string)
 	offer, ok := azureOfferOf(publisher, offerName)
 	if !ok {
 		return skipf(SkipCustomImage, "marketplace image %s/%s is not an RHCOS image", publisher, offerName)
@@ -78,10 +89,11 @@ func updateAzure(spec map[string]any, images stream.Arch, arch string) error {
 	if want == nil {
 		return skipf(SkipNoStreamImage, "the stream has no %s %s image (Hyper-V gen%d)", arch, offer.name, map[bool]int{false: 1, true: 2}[gen2])
 	}
-	image["publisher"], image["offer"], image["sku"], image["version"] = want.Publisher, want.Offer, want.SKU, want.Version
-	image["type"] = string(machinev1beta1.AzureImageTypeMarketplaceNoPlan)
+	m := image.m
+	m["publisher"], m["offer"], m["sku"], m["version"] = want.Publisher, want.Offer, want.SKU, want.Version
+	m["type"] = string(machinev1beta1.AzureImageTypeMarketplaceNoPlan)
 	if offer.paid {
-		image["type"] = string(machinev1beta1.AzureImageTypeMarketplaceWithPlan)
+		m["type"] = string(machinev1beta1.AzureImageTypeMarketplaceWithPlan)
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func Decide(ms *machinev1beta1.MachineSet, st *stream.Stream, s Settings) (Decis
 	}
 	value := ms.Spec.Template.Spec.ProviderSpec.Value
 	if value == nil || len(value.Raw) == 0 {
-		return Decision{}, errors.New("spec.template.spec.providerSpec.value is empty")
+		return Decision{}, &FieldError{Field: ProviderSpecField, Reason: "empty"}
 	}
 	raw, changed, err := UpdateProviderSpec(value.Raw, st, arch)
 	var skip *Skip
@@ -73,7 +73,11 @@ func Decide(ms *machinev1beta1.MachineSet, st *stream.Stream, s Settings) (Decis
 		}
 		changed = changed || switched
 	}
-	d := Decision{Architecture: arch, UserDataSecret: userDataSecretName(raw)}
+	secret, err := userDataSecretName(raw)
+	if err != nil {
+		return Decision{}, err
+	}
+	d := Decision{Architecture: arch, UserDataSecret: secret}
 	if changed {
 		d.ProviderSpec = raw
 	}
@@ -82,26 +86,29 @@ func Decide(ms *machinev1beta1.MachineSet, st *stream.Stream, s Settings) (Decis
 
 func skipped(s *Skip) (Decision, error) { return Decision{Skip: s}, nil }
 
-func userDataSecretName(raw []byte) string {
-	spec, err := decodeObject(raw)
+func userDataSecretName(raw []byte) (string, error) {
+	m, err := decodeObject(raw)
 	if err != nil {
-		return ""
+		return "", &FieldError{Field: ProviderSpecField, Reason: err.Error()}
 	}
-	return stringAt(spec, "userDataSecret", "name")
+	return doc{m: m, path: ProviderSpecField}.strAt("userDataSecret", "name")
 }
 
 // pointAtManagedUserData rewrites userDataSecret.name from <role>-user-data (the installer's) to
 // <role>-user-data-managed (mco's). The role comes from the Secret name, else from the machine
 // template's role label.
 func pointAtManagedUserData(raw []byte, templateRole string) ([]byte, bool, error) {
-	spec, err := decodeObject(raw)
+	m, err := decodeObject(raw)
 	if err != nil {
-		return nil, false, err
+		return nil, false, &FieldError{Field: ProviderSpecField, Reason: err.Error()}
 	}
-	ref := object(spec, "userDataSecret")
-	name, _ := ref["name"].(string)
-	if ref == nil || name == "" {
-		return raw, false, nil
+	ref, ok, err := doc{m: m, path: ProviderSpecField}.object("userDataSecret")
+	if err != nil || !ok {
+		return raw, false, err
+	}
+	name, err := ref.str("name")
+	if err != nil || name == "" {
+		return raw, false, err
 	}
 	if _, managed := protocol.PoolOfManagedUserDataSecret(name); managed {
 		return raw, false, nil
@@ -113,6 +120,6 @@ func pointAtManagedUserData(raw []byte, templateRole string) ([]byte, bool, erro
 	if role == "" {
 		return nil, false, fmt.Errorf("cannot tell the role of user-data Secret %q to point at its managed Secret", name)
 	}
-	ref["name"] = protocol.ManagedUserDataSecretName(role)
-	return encodeIfChanged(raw, spec)
+	ref.m["name"] = protocol.ManagedUserDataSecretName(role)
+	return encodeIfChanged(raw, m)
 }

@@ -163,7 +163,8 @@ func TestUpdateProviderSpec(t *testing.T) {
 
 func TestUpdateProviderSpecRejectsMalformed(t *testing.T) {
 	st := loadStream(t)
-	for _, raw := range []string{`not json`, `[1,2]`, `null`} {
+	for _, raw := range []string{`not json`, `[1,2]`, `null`, awsSpec + ` trailing`, `{"ami":{"id":"ami-1"}}`,
+		with(awsSpec, `{"id":"ami-0123456789abcdef0"}`, `"ami-0123456789abcdef0"`), with(gcpSpec, `"boot":true`, `"boot":"yes"`)} {
 		_, _, err := UpdateProviderSpec([]byte(raw), st, "x86_64")
 		var skip *Skip
 		if err == nil || errors.As(err, &skip) {

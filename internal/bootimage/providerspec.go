@@ -3,7 +3,9 @@ package bootimage
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
 
 	"github.com/coreos/stream-metadata-go/stream"
@@ -18,8 +20,8 @@ const (
 )
 
 // platformUpdate points spec (a decoded providerSpec, edited in place) at the stream's image for
-// one platform, or returns a *Skip.
-type platformUpdate func(spec map[string]any, images stream.Arch, arch string) error
+// one platform, or returns a *Skip, or a *FieldError for a field it cannot read.
+type platformUpdate func(spec doc, images stream.Arch, arch string) error
 
 var platformUpdates = map[string]platformUpdate{
 	kindAWS:     updateAWS,
@@ -30,17 +32,25 @@ var platformUpdates = map[string]platformUpdate{
 
 // UpdateProviderSpec returns raw, a MachineSet's providerSpec.value, pointed at the stream's boot
 // image for arch (a stream architecture such as x86_64), and whether that changed anything.
-// A *Skip error means the MachineSet must be left alone; any other error means raw is malformed.
+// A *Skip error means the MachineSet must be left alone; any other error (a *FieldError naming
+// the field) means raw is malformed.
 //
 // The providerSpec is edited as generic JSON, not through the Machine API's Go types: a field a
 // newer Machine API added, or one the types would default, must survive untouched, since the
 // patch mco sends is the difference between the two documents.
 func UpdateProviderSpec(raw []byte, st *stream.Stream, arch string) (out []byte, changed bool, err error) {
-	spec, err := decodeObject(raw)
+	m, err := decodeObject(raw)
 	if err != nil {
-		return nil, false, fmt.Errorf("providerSpec.value: %w", err)
+		return nil, false, &FieldError{Field: ProviderSpecField, Reason: err.Error()}
 	}
-	kind, _ := spec["kind"].(string)
+	spec := doc{m: m, path: ProviderSpecField}
+	kind, err := spec.str("kind")
+	if err != nil {
+		return nil, false, err
+	}
+	if kind == "" {
+		return nil, false, spec.missing("kind", "a providerSpec's kind says which cloud's fields it holds")
+	}
 	update, ok := platformUpdates[kind]
 	if !ok {
 		return nil, false, skipf(SkipPlatform, "providerSpec kind %q has no boot image support", kind)
@@ -52,7 +62,7 @@ func UpdateProviderSpec(raw []byte, st *stream.Stream, arch string) (out []byte,
 	if err := update(spec, images, arch); err != nil {
 		return nil, false, err
 	}
-	return encodeIfChanged(raw, spec)
+	return encodeIfChanged(raw, m)
 }
 
 // encodeIfChanged marshals spec when it differs from the document raw holds.
@@ -69,33 +79,20 @@ func encodeIfChanged(raw []byte, spec map[string]any) ([]byte, bool, error) {
 }
 
 // decodeObject keeps numbers as json.Number, so an integer such as a disk size comes back
-// exactly as it was written.
+// exactly as it was written. Anything after the object is an error, not ignored.
 func decodeObject(raw []byte) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	var obj map[string]any
-	if err := dec.Decode(&obj); err != nil {
-		return nil, err
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
 	}
-	if obj == nil {
-		return nil, fmt.Errorf("not a JSON object")
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("not JSON: data after the object")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("got %s, want an object", jsonType(v))
 	}
 	return obj, nil
-}
-
-// object returns m[key] when it is a JSON object, else nil.
-func object(m map[string]any, key string) map[string]any {
-	o, _ := m[key].(map[string]any)
-	return o
-}
-
-// stringAt follows keys through nested objects to a string; "" when any step is missing.
-func stringAt(m map[string]any, keys ...string) string {
-	for _, k := range keys[:len(keys)-1] {
-		if m = object(m, k); m == nil {
-			return ""
-		}
-	}
-	s, _ := m[keys[len(keys)-1]].(string)
-	return s
 }

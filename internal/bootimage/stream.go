@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/coreos/stream-metadata-go/stream"
@@ -19,19 +20,62 @@ const (
 )
 
 // ParseStream reads CoreOS stream metadata and checks it names at least one architecture, so an
-// empty or truncated ConfigMap is an error instead of "no images anywhere".
+// empty or truncated ConfigMap is an error instead of "no images anywhere". A field of the
+// wrong type is named by its path ("architectures.x86_64.images.aws.regions.image").
 func ParseStream(data string) (*stream.Stream, error) {
 	if strings.TrimSpace(data) == "" {
 		return nil, errors.New("stream metadata is empty")
 	}
 	var st stream.Stream
 	if err := json.Unmarshal([]byte(data), &st); err != nil {
-		return nil, fmt.Errorf("stream metadata is not valid JSON: %w", err)
+		return nil, streamError(data, err)
 	}
 	if len(st.Architectures) == 0 {
-		return nil, errors.New("stream metadata lists no architectures")
+		return nil, errors.New("architectures: missing or empty: the stream metadata lists no architectures")
 	}
 	return &st, nil
+}
+
+// streamError names the field a decoding error is about. The decoder's path leaves out map
+// keys, so a mismatch inside an architecture is found again by decoding each on its own.
+func streamError(data string, err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("stream metadata is not valid JSON: %w", err)
+	}
+	var byArch struct {
+		Architectures map[string]json.RawMessage `json:"architectures"`
+	}
+	if strings.HasPrefix(te.Field+".", "architectures.") && json.Unmarshal([]byte(data), &byArch) == nil {
+		for name, raw := range byArch.Architectures {
+			var arch stream.Arch
+			var inner *json.UnmarshalTypeError
+			if errors.As(json.Unmarshal(raw, &arch), &inner) {
+				te = &json.UnmarshalTypeError{Value: inner.Value, Type: inner.Type, Field: strings.TrimSuffix("architectures."+name+"."+inner.Field, ".")}
+				break
+			}
+		}
+	}
+	field := te.Field
+	if field == "" {
+		field = "stream metadata"
+	}
+	return fmt.Errorf("%s: got a JSON %s, want %s", field, te.Value, jsonWord(te.Type.Kind()))
+}
+
+// jsonWord names the JSON a Go kind decodes from.
+func jsonWord(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		return "an object"
+	}
+	return "a number"
 }
 
 // Kubernetes architecture names (kubernetes.io/arch) mapped to the RPM names streams use.
