@@ -42,7 +42,9 @@ func writeTokenFile(path, token string) error {
 }
 
 // install creates the CRDs, namespaces, built-in pools (plus custom ones inheriting worker),
-// MachineConfiguration cluster, the server's CA bundle and one bearer token per pool.
+// MachineConfiguration cluster and the server's CA bundle. The pools' server tokens are not
+// made here: mco controller creates them, as on a real install, and the user-data controller
+// writes a pool's pointer config only once its token exists.
 func install(ctx context.Context, c client.Client, certs pki, nodeToken string, customPools []string) error {
 	crds, err := crd.All()
 	if err != nil {
@@ -87,7 +89,6 @@ func install(ctx context.Context, c client.Client, certs pki, nodeToken string, 
 			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: nodeGroup}},
 		},
 	}
-	poolNames := append([]string{}, pools.Names...)
 	for _, name := range pools.Names {
 		pool, err := pools.Builtin(name)
 		if err != nil {
@@ -97,13 +98,6 @@ func install(ctx context.Context, c client.Client, certs pki, nodeToken string, 
 	}
 	for _, name := range customPools {
 		objects = append(objects, CustomPool(name))
-		poolNames = append(poolNames, name)
-	}
-	for _, name := range poolNames {
-		objects = append(objects, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ServerNamespace, Name: protocol.ServerTokenSecretName(name)},
-			Data:       map[string][]byte{protocol.ServerTokenKey: []byte(randomToken())},
-		})
 	}
 	for _, obj := range objects {
 		if err := createIfMissing(ctx, c, obj); err != nil {
