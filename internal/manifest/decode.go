@@ -43,6 +43,15 @@ type header struct {
 func (l *loader) decodeDocument(src Source, kind fileKind) (decoded, Errors) {
 	js, err := yaml.YAMLToJSONStrict(src.doc.data)
 	if err != nil {
+		if dups := duplicateKeys(src.doc.data); len(dups) > 0 {
+			errs := make(Errors, len(dups))
+			for i, d := range dups {
+				errs[i] = &Error{File: src.File, Document: src.Document, Field: src.Prefix + d.field,
+					Line: src.doc.firstLine + d.line - 1, Column: d.column,
+					Reason: fmt.Sprintf("invalid YAML: key %q is given more than once", d.key)}
+			}
+			return decoded{}, errs
+		}
 		e := &Error{File: src.File, Document: src.Document, Reason: "invalid YAML: " + err.Error()}
 		return decoded{}, Errors{e.withYAMLLine(src.doc.firstLine)}
 	}

@@ -23,7 +23,7 @@ func TestLoadErrors(t *testing.T) {
 	}, {
 		name:  "duplicate key",
 		files: map[string]string{"a.yaml": workerMC + "  fips: true\n  fips: false\n"},
-		want:  []string{`a.yaml:1: (line 13): invalid YAML: key "fips" already set in map`},
+		want:  []string{`a.yaml:1: spec.fips (line 13 col 3): invalid YAML: key "fips" is given more than once`},
 	}, {
 		name:  "YAML syntax error in the second document points at the file line",
 		files: map[string]string{"a.yaml": workerMC + "---\nkind: MachineConfig\nmetadata:\n  name: [oops\n"},
