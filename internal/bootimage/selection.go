@@ -39,20 +39,21 @@ func EffectiveMachineManagers(spec operatorv1.ManagedBootImages) []operatorv1.Ma
 // MachineSetEnrollment finds the machinesets/machine.openshift.io entry; without one, nothing
 // is enrolled.
 func MachineSetEnrollment(managers []operatorv1.MachineManager) (Enrollment, error) {
-	for _, m := range managers {
+	for i, m := range managers {
 		if m.Resource != operatorv1.MachineSets || m.APIGroup != operatorv1.MachineAPI {
 			continue
 		}
+		field := fmt.Sprintf("spec.managedBootImages.machineManagers.%d.selection.partial.machineResourceSelector", i)
 		switch m.Selection.Mode {
 		case operatorv1.All:
 			return Enrollment{Mode: operatorv1.All}, nil
 		case operatorv1.Partial:
 			if m.Selection.Partial == nil || m.Selection.Partial.MachineResourceSelector == nil {
-				return Enrollment{}, fmt.Errorf("selection mode Partial needs partial.machineResourceSelector")
+				return Enrollment{}, fmt.Errorf("%s: missing: selection mode Partial needs it", field)
 			}
 			sel, err := metav1.LabelSelectorAsSelector(m.Selection.Partial.MachineResourceSelector)
 			if err != nil {
-				return Enrollment{}, fmt.Errorf("partial.machineResourceSelector: %w", err)
+				return Enrollment{}, fmt.Errorf("%s: %w", field, err)
 			}
 			return Enrollment{Mode: operatorv1.Partial, Selector: sel}, nil
 		default:
