@@ -64,8 +64,13 @@ func Decide(in Input) (Plan, error) {
 	if err := in.Policy.Validate(); err != nil {
 		return Plan{}, err
 	}
-	if why := standby(in); why != "" {
-		return Plan{Standby: why}, nil
+	if which, why := standby(in); why != "" {
+		plan := Plan{Standby: why}
+		if which != ServingSecret {
+			// Not the supported "admin supplies the certificate" setup: say so where it shows.
+			plan.Events = []Event{{About: which, Warning: true, Reason: ReasonNotManaged, Message: why}}
+		}
+		return plan, nil
 	}
 	d := &decision{in: in}
 	cas, err := d.authorities()
@@ -84,16 +89,16 @@ func Decide(in Input) (Plan, error) {
 // standby says which object is not mco's, if any. The serving Secret without the label is the
 // supported "admin supplies the certificate" setup; a foreign CA Secret or bundle is a name
 // clash an admin must resolve, since replacing either would break trust.
-func standby(in Input) string {
+func standby(in Input) (Which, string) {
 	for _, o := range []struct {
 		which Which
 		obj   Object
 	}{{ServingSecret, in.Serving}, {CASecret, in.CA}, {BundleConfigMap, in.Bundle}} {
 		if o.obj.Exists && !o.obj.managed() {
-			return fmt.Sprintf("the %s exists without label %s (or was written by cert-manager): it is not mco's, so mco manages none of the serving certificate, its CA and the bundle", o.which, LabelManaged)
+			return o.which, fmt.Sprintf("the %s exists without label %s (or was written by cert-manager): it is not mco's, so mco manages none of the serving certificate, its CA and the bundle", o.which, LabelManaged)
 		}
 	}
-	return ""
+	return 0, ""
 }
 
 // decision accumulates one Decide call's plan.

@@ -366,6 +366,10 @@ func TestDecide(t *testing.T) {
 				if !strings.Contains(p.Standby, "bundle ConfigMap") {
 					t.Errorf("standby %q: want the bundle named", p.Standby)
 				}
+				if len(p.Events) != 1 || p.Events[0].About != BundleConfigMap || !p.Events[0].Warning || p.Events[0].Reason != ReasonNotManaged {
+					t.Errorf("events %+v: want one warning on the bundle", p.Events)
+				}
+				p.Events = nil
 				wantNoWrites(t, p)
 			},
 		},
