@@ -142,14 +142,17 @@ func TestServerDaemonSet(t *testing.T) {
 			t.Errorf("port %d: hostPort %d", p.ContainerPort, p.HostPort)
 		}
 	}
-	if !slices.Equal(ports, []int32{22623, 22624}) {
-		t.Errorf("ports %v, want 22623 and 22624", ports)
+	// HTTPS only: tokens and the bootstrap kubeconfig never cross the network in clear.
+	if !slices.Equal(ports, []int32{22623}) {
+		t.Errorf("ports %v, want 22623 only", ports)
 	}
-	if flagValue(c.Args, "--secure-port") != "22623" || flagValue(c.Args, "--insecure-port") != "22624" {
-		t.Errorf("args %q do not listen on the declared ports", c.Args)
+	if flagValue(c.Args, "--secure-port") != "22623" || flagValue(c.Args, "--insecure-port") != "0" {
+		t.Errorf("args %q: want --secure-port=22623 and --insecure-port=0", c.Args)
 	}
-	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Port.IntValue() != 22624 || c.LivenessProbe.HTTPGet.Path != "/healthz" {
-		t.Errorf("liveness probe %+v: want GET /healthz on 22624", c.LivenessProbe)
+	for name, probe := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Port.IntValue() != 22623 || probe.HTTPGet.Path != "/healthz" || probe.HTTPGet.Scheme != corev1.URISchemeHTTPS {
+			t.Errorf("%s probe %+v: want GET https /healthz on 22623", name, probe)
+		}
 	}
 	// The TLS Secret is mounted where the flags look for it.
 	var secretVolume string
