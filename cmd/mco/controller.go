@@ -15,10 +15,12 @@ import (
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	"github.com/mco-dev/mco/internal/controller/drain"
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
+	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/servertoken"
+	"github.com/mco-dev/mco/internal/servingcert"
 	"github.com/mco-dev/mco/internal/version"
 )
 
@@ -28,6 +30,7 @@ func newControllerCommand() *cobra.Command {
 	ud := userdata.Options{}
 	bootImages, bi := true, bootimagecontroller.Options{}
 	var tokenPolicy servertoken.Policy
+	manageServerCert, serverCertNames, certPolicy := true, []string(nil), servingcert.DefaultPolicy()
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the controllers: render pools, roll configs onto nodes, drain, boot images, user data",
@@ -52,6 +55,23 @@ Secret <pool>-mcs-token in --server-namespace; a pool's pointer config is writte
 its token exists), and rotate the CA of installer-made user-data Secrets that pin exactly one
 CA.
 
+With --server-cert-names, or else the host of --server-host, the serving certificate
+controller keeps the Machine Config Server's TLS in --server-namespace, every object labelled
+machineconfiguration.openshift.io/managed-serving-certificate: Secret
+machine-config-server-ca-key (the CA with its key; only this controller reads it), Secret
+machine-config-server-tls (kubernetes.io/tls: tls.crt the certificate and its CA, tls.key,
+ca.crt the bundle; what mco server serves) and ConfigMap machine-config-server-ca (key
+ca-bundle.crt, the bundle the default --server-ca reads). ECDSA P-256 keys. The certificate
+(--server-cert-validity) is issued again when the names change, when it is not signed by the
+current CA, and after 80% of its life. The CA (--server-ca-validity) is rotated after 80% of
+its life: the new CA joins the bundle first and signs the certificate only once the bundle has
+held it for --server-ca-overlap (machines made from older pointer configs trust only the old
+CA); an old CA leaves the bundle when it expires. If any of the three exists without the label
+(an admin's certificate, e.g. written by cert-manager), the controller touches none of them:
+point --server-ca at that certificate's CA (e.g.
+secret:openshift-machine-config-operator/machine-config-server-tls:ca.crt). Off with
+--manage-server-cert=false, or with neither flag set.
+
 With --boot-images (the default), the boot image controller keeps the MachineSets of
 --machine-api-namespace that MachineConfiguration cluster enrolls booting the images ConfigMap
 coreos-bootimages in --bootimages-namespace publishes, and upgrades their spec 2 pointer
@@ -73,6 +93,11 @@ Ignition stubs to spec 3.`,
 				return fmt.Errorf("--server-token-lifetime/--server-token-overlap: %w", err)
 			}
 			opts.ServerTokens = &servertokencontroller.Options{Namespace: ud.ServerNamespace, Policy: tokenPolicy}
+			if manageServerCert {
+				if opts.ServingCert, err = servingCertOptions(serverCertNames, ud.ServerHost, ud.ServerNamespace, certPolicy); err != nil {
+					return err
+				}
+			}
 			if ud.ServerHost != "" {
 				if ud.CA, err = userdata.ParseCASource(caSource); err != nil {
 					return fmt.Errorf("--server-ca: %w", err)
@@ -106,7 +131,12 @@ Ignition stubs to spec 3.`,
 	f.StringVar(&opts.Render.Defaults.OSImageURL, "os-image-url", "", "OS image of pools no MachineConfig overrides")
 	f.StringVar(&opts.Render.Defaults.BaseOSExtensionsContainerImage, "base-os-extensions-image", "", "extensions image of pools no MachineConfig overrides")
 	f.IntVar(&opts.Render.KeepRendered, "rendered-configs-to-keep", 5, "rendered configs kept per pool beyond those still referenced")
-	f.StringVar(&ud.ServerHost, "server-host", "", "host[:port] machines reach the Machine Config Server at (port default 22623); enables the user-data controllers")
+	f.StringVar(&ud.ServerHost, "server-host", "", "host[:port] machines reach the Machine Config Server at (port default 22623); enables the user-data controllers and, without --server-cert-names, names the serving certificate")
+	f.BoolVar(&manageServerCert, "manage-server-cert", true, "create and rotate the Machine Config Server's serving certificate and CA (Secret machine-config-server-tls) when it has names; a Secret without the managed label is left alone either way")
+	f.StringSliceVar(&serverCertNames, "server-cert-names", nil, "DNS names and IP addresses of the Machine Config Server's serving certificate, comma-separated (default: the host of --server-host)")
+	f.DurationVar(&certPolicy.ServingValidity, "server-cert-validity", servingcert.DefaultServingValidity, "lifetime of a new serving certificate; renewed after 80% of it")
+	f.DurationVar(&certPolicy.CAValidity, "server-ca-validity", servingcert.DefaultCAValidity, "lifetime of a new serving CA; rotated after 80% of it")
+	f.DurationVar(&certPolicy.Overlap, "server-ca-overlap", servingcert.DefaultOverlap, "how long the published CA bundle holds a new CA before it signs the serving certificate")
 	f.StringVar(&caSource, "server-ca", "configmap:openshift-machine-config-operator/machine-config-server-ca", "where the server CA bundle is: configmap:NS/NAME[:KEY] or secret:NS/NAME[:KEY]")
 	f.StringVar(&ud.MachineAPINamespace, "machine-api-namespace", "openshift-machine-api", "namespace of the user-data Secrets and MachineSets")
 	f.StringVar(&ud.ServerNamespace, "server-namespace", "openshift-machine-config-operator", "namespace of the server's per-pool token Secrets <pool>-mcs-token, which the token controller creates, rotates and deletes")
@@ -120,4 +150,23 @@ Ignition stubs to spec 3.`,
 	f.StringVar(&bi.DefaultArchitecture, "default-architecture", "amd64", "architecture (kubernetes.io/arch) of MachineSets whose autoscaler labels annotation names none")
 	f.BoolVar(&bi.UseManagedUserData, "bootimages-use-managed-user-data", false, "point enrolled MachineSets at <role>-user-data-managed instead of upgrading their own spec 2 stubs")
 	return cmd
+}
+
+// servingCertOptions enables the serving certificate controller when it has names: from
+// --server-cert-names, else the host of --server-host; nil with neither.
+func servingCertOptions(list []string, serverHost, namespace string, policy servingcert.Policy) (*servingcertcontroller.Options, error) {
+	names, err := servingcert.NamesFor(list, serverHost)
+	if err != nil {
+		if len(list) == 0 {
+			return nil, fmt.Errorf("--server-host %q as the serving certificate's name: %w", serverHost, err)
+		}
+		return nil, fmt.Errorf("--server-cert-names: %w", err)
+	}
+	if names.Empty() {
+		return nil, nil
+	}
+	if err := policy.Validate(); err != nil {
+		return nil, fmt.Errorf("--server-cert-validity/--server-ca-validity/--server-ca-overlap: %w", err)
+	}
+	return &servingcertcontroller.Options{Namespace: namespace, Names: names, Policy: policy}, nil
 }

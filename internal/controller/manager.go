@@ -18,6 +18,7 @@ import (
 	nodecontroller "github.com/mco-dev/mco/internal/controller/node"
 	rendercontroller "github.com/mco-dev/mco/internal/controller/render"
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
+	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/scheme"
 )
@@ -38,6 +39,8 @@ type Options struct {
 	ServerTokens *servertokencontroller.Options
 	// BootImages, when set, enables the MachineSet boot image controller.
 	BootImages *bootimagecontroller.Options
+	// ServingCert, when set, enables the Machine Config Server serving certificate controller.
+	ServingCert *servingcertcontroller.Options
 }
 
 // NewManager builds the manager with every controller registered; Start runs them.
@@ -86,6 +89,11 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, fmt.Errorf("server token controller: %w", err)
 		}
 	}
+	if opts.ServingCert != nil {
+		if err := setupServingCert(mgr, *opts.ServingCert); err != nil {
+			return nil, err
+		}
+	}
 	if opts.BootImages != nil {
 		bootImages := &bootimagecontroller.Reconciler{
 			Client:   mgr.GetClient(),
@@ -110,6 +118,14 @@ func setupUserData(mgr ctrl.Manager, opts userdata.Options) error {
 	return nil
 }
 
+func setupServingCert(mgr ctrl.Manager, opts servingcertcontroller.Options) error {
+	r := &servingcertcontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("mco-servingcert-controller"), Options: opts}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("serving certificate controller: %w", err)
+	}
+	return nil
+}
+
 // cacheOptions keeps Secrets and ConfigMaps out of the cache except in the namespaces the
 // controllers read them from: caching every Secret of a cluster costs memory and needs RBAC the
 // controller should not have.
@@ -127,6 +143,10 @@ func cacheOptions(opts Options) cache.Options {
 		// coreos-bootimages and the patch history; the MachineSets' user-data Secrets.
 		namespaces[bi.BootImagesNamespace] = cache.Config{}
 		namespaces[bi.MachineAPINamespace] = cache.Config{}
+	}
+	if sc := opts.ServingCert; sc != nil {
+		// The serving CA Secret, the serving Secret and the bundle ConfigMap.
+		namespaces[sc.Namespace] = cache.Config{}
 	}
 	if len(namespaces) == 0 {
 		return cache.Options{}
