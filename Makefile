@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
 TEST_FLAGS ?= -p 2 -timeout 20m
 GO_DIRS := $(wildcard cmd internal test bench)
 
-.PHONY: all build tools crds test unit demo vet fmt clean help bench-rollout chaos
+.PHONY: all build tools crds test unit demo vet fmt clean help bench-rollout chaos fuzz
 
 all: build
 
@@ -42,6 +42,27 @@ unit: ## only the tests that need no control plane (fast)
 
 demo: build tools ## the main job (see README for what it shows today)
 	@hack/demo.sh
+
+# Go fuzz targets, one per parser that reads outside input, as package:Target; `make test` runs
+# each one's seed corpus (f.Add and testdata/fuzz/<Target>). FUZZFLAGS adds flags, e.g.
+# FUZZFLAGS='-parallel 1' on a shared machine.
+FUZZTIME ?= 1m
+FUZZFLAGS ?=
+FUZZ_TARGETS := \
+	./internal/server:FuzzNegotiateVersion \
+	./internal/ignition:FuzzParse \
+	./internal/manifest:FuzzManifestDecode \
+	./internal/manifest:FuzzButane \
+	./internal/bootimage:FuzzUpdateProviderSpec \
+	./internal/bootimage:FuzzStreamSelection \
+	./internal/daemon/apply:FuzzJournalDecode \
+	./internal/rollout:FuzzPoolSelectors
+fuzz: ## run each fuzz target for FUZZTIME (1m), one after the other; failing inputs land in testdata/fuzz
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*} name=$${t##*:}; \
+		echo "== $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS); \
+	done
 
 # The chaos suite's long form; `make test` runs one round of each fault. MCO_CHAOS_SEED=N replays
 # the random choices of a run (every run prints its seed).

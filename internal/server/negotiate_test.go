@@ -2,7 +2,10 @@ package server
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/mco-dev/mco/internal/ignition"
 )
 
 func TestNegotiateVersion(t *testing.T) {
@@ -77,27 +80,39 @@ func TestNegotiateVersion(t *testing.T) {
 	}
 }
 
-// FuzzNegotiateVersion checks the parser never panics and only ever answers a version it can
-// name: 2.2.0, 3.0.0-3.5.0, or ErrUnsupportedVersion.
+// FuzzNegotiateVersion checks, for any header: the answer is a version Convert can produce (or
+// 3.0.0, which negotiates but has no conversion path, as documented) or ErrUnsupportedVersion;
+// a header that names no Ignition media type gets the legacy 2.2.0; and ranges of other media
+// types, before or after the header's own, never change the answer (clients list */* and
+// application/json next to the Ignition type).
 func FuzzNegotiateVersion(f *testing.F) {
 	for _, seed := range []string{
 		"", "*/*", "application/vnd.coreos.ignition+json;version=3.6.0, */*;q=0.1",
 		"application/vnd.coreos.ignition+json; version=2.2.0, application/vnd.coreos.ignition+json; version=1; q=0.5, */*; q=0.1",
 		"a/b;q=NaN;version=3.-1", "application/vnd.coreos.ignition+json;version=99999999999999999999.1",
+		"application/vnd.coreos.ignition+json;version=3.4.0;q=0.9, application/vnd.coreos.ignition+json;version=3.2.0",
+		`application/vnd.coreos.ignition+json;version="3.3.0";q=1e-3`, "APPLICATION/VND.COREOS.IGNITION+JSON;VERSION=3.1.0-rc.1+b",
 	} {
 		f.Add(seed)
 	}
+	const other = "application/json;version=3.1.0;q=0.7"
 	f.Fuzz(func(t *testing.T, accept string) {
 		v, err := NegotiateVersion(accept)
 		if err != nil {
 			if !errors.Is(err, ErrUnsupportedVersion) {
-				t.Fatalf("unexpected error kind: %v", err)
+				t.Fatalf("NegotiateVersion(%q): unexpected error kind: %v", accept, err)
 			}
-			return
+		} else if !ignition.IsServable(v) && v != ignition.MustVersion("3.0.0") {
+			t.Fatalf("NegotiateVersion(%q) = %v, which is not servable", accept, v)
 		}
-		ok := v.String() == "2.2.0" || (v.Major == 3 && v.Minor <= 5 && v.Patch == 0 && v.PreRelease == "")
-		if !ok {
-			t.Fatalf("NegotiateVersion(%q) = %v", accept, v)
+		if !strings.Contains(strings.ToLower(accept), ignitionSubtype) && (err != nil || v != legacyVersion) {
+			t.Fatalf("NegotiateVersion(%q) = %v, %v; a header naming no Ignition type gets %v", accept, v, err, legacyVersion)
+		}
+		for _, wrapped := range []string{accept + ", " + other, other + "," + accept} {
+			v2, err2 := NegotiateVersion(wrapped)
+			if v2 != v || (err2 == nil) != (err == nil) {
+				t.Fatalf("adding %q changed the answer: %q → %v, %v; %q → %v, %v", other, accept, v, err, wrapped, v2, err2)
+			}
 		}
 	})
 }

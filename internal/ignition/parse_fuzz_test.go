@@ -1,0 +1,80 @@
+package ignition
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/coreos/ignition/v2/config/validate"
+)
+
+// FuzzParse feeds Parse any document. What succeeds must be within MaxConfigSize, one JSON value
+// when it looks like JSON (no data after it), a spec 3.5 config that validates, and
+// that Parse reads back unchanged once serialised (so rendering, which serialises, is stable);
+// every config Convert serves from it must parse again (a client gets what we could read).
+// What fails must fail with a *ConfigError naming at least one reason.
+//
+// Seeds: the f.Add ones below, the spec versions of parse_test.go, and testdata/fuzz/FuzzParse
+// (real configs: the repository's examples and golden renders in each spec, JSON and YAML).
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		``, `null`, `{}`, `{"ignition":{"version":"3.5.0"}}`,
+		`{"ignition":{"version":"2.2.0"},"storage":{"files":[{"filesystem":"root","path":"/etc/x","contents":{"source":"data:,hello"},"mode":420}]}}`,
+		`{"ignition":{"version":"3.0.0"},"storage":{"files":[{"path":"/etc/x","contents":{"source":"data:,hello"},"mode":420}]}}`,
+		`{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/etc/x","contents":{"source":"data:,hello"},"mode":420}]},"systemd":{"units":[{"name":"a.service","enabled":true,"contents":"[Service]\nExecStart=/bin/true\n"}]}}`,
+		"ignition:\n  version: 3.4.0\nstorage:\n  files:\n  - path: /etc/x\n    mode: 420\n    contents:\n      source: data:,hello\n",
+		`{"ignition":{"version":"3.5.0"},"kernelArguments":{"shouldExist":["quiet"]}}`,
+		`{"ignition":{"version":"3.5.0"}} garbage`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		cfg, err := Parse(raw)
+		if err != nil {
+			var ce *ConfigError
+			if !errors.As(err, &ce) || len(ce.Problems) == 0 {
+				t.Fatalf("Parse(%q): error %T %v is not a ConfigError naming a problem", raw, err, err)
+			}
+			for _, p := range ce.Problems {
+				if p.Reason == "" {
+					t.Fatalf("Parse(%q): a problem without a reason: %+v", raw, ce.Problems)
+				}
+			}
+			return
+		}
+		if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '{' && !json.Valid(trimmed) {
+			t.Fatalf("Parse(%q) accepted a document that is not one JSON value", raw)
+		}
+		if len(raw) > MaxConfigSize {
+			t.Fatalf("Parse accepted a config of %d bytes, over MaxConfigSize", len(raw))
+		}
+		if cfg.Ignition.Version != CanonicalVersion.String() {
+			t.Fatalf("Parse(%q) gave spec %q, want %s", raw, cfg.Ignition.Version, CanonicalVersion)
+		}
+		if rpt := validate.ValidateWithContext(cfg, nil); rpt.IsFatal() {
+			t.Fatalf("Parse(%q) accepted a config that does not validate: %s", raw, rpt)
+		}
+		js, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatalf("Parse(%q) gave a config that does not serialise: %v", raw, err)
+		}
+		again, err := Parse(js)
+		if err != nil {
+			t.Fatalf("Parse(%q) serialised as %s does not parse again: %v", raw, js, err)
+		}
+		if !reflect.DeepEqual(again, cfg) {
+			t.Fatalf("Parse(%q) is not stable through serialisation:\n first %+v\n again %+v", raw, cfg, again)
+		}
+		for _, v := range ServableVersions {
+			out, err := Convert(cfg, v)
+			if err != nil {
+				continue // down-conversion refuses what the older spec cannot express
+			}
+			if _, err := Parse(out); err != nil {
+				t.Fatalf("Parse(%q) converted to spec %s as %s does not parse: %v", raw, v, out, err)
+			}
+		}
+	})
+}
