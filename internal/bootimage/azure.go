@@ -89,6 +89,10 @@ func updateAzure(spec doc, images stream.Arch, arch string) error {
 	if want == nil {
 		return skipf(SkipNoStreamImage, "the stream has no %s %s image (Hyper-V gen%d)", arch, offer.name, map[bool]int{false: 1, true: 2}[gen2])
 	}
+	// Blank fields would leave the MachineSet pointing at no image at all.
+	if want.Publisher == "" || want.Offer == "" || want.SKU == "" || want.Version == "" {
+		return skipf(SkipNoStreamImage, "the stream's %s %s image (Hyper-V gen%d) lacks its publisher, offer, sku or version", arch, offer.name, map[bool]int{false: 1, true: 2}[gen2])
+	}
 	m := image.m
 	m["publisher"], m["offer"], m["sku"], m["version"] = want.Publisher, want.Offer, want.SKU, want.Version
 	m["type"] = string(machinev1beta1.AzureImageTypeMarketplaceNoPlan)
