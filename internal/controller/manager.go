@@ -4,12 +4,17 @@ package controller
 
 import (
 	"fmt"
+	"net/http"
 
+	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -45,14 +50,31 @@ type Options struct {
 
 // NewManager builds the manager with every controller registered; Start runs them.
 func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	// One REST mapper for the manager and for asking, before its cache is configured, whether
+	// this cluster serves MachineSets at all.
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating controller manager: %w", err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("creating controller manager: %w", err)
+	}
+	machineSets := false
+	if opts.BootImages != nil {
+		if machineSets, err = servesMachineSets(mapper); err != nil {
+			return nil, fmt.Errorf("creating controller manager: %w", err)
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		MapperProvider:          func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
 		Scheme:                  scheme.Scheme,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "mco-controller",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
-		Cache:                   cacheOptions(opts),
+		Cache:                   cacheOptions(opts, machineSets),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
@@ -127,9 +149,10 @@ func setupServingCert(mgr ctrl.Manager, opts servingcertcontroller.Options) erro
 }
 
 // cacheOptions keeps Secrets and ConfigMaps out of the cache except in the namespaces the
-// controllers read them from: caching every Secret of a cluster costs memory and needs RBAC the
-// controller should not have.
-func cacheOptions(opts Options) cache.Options {
+// controllers read them from, and MachineSets except in the Machine API namespace (when the
+// cluster serves them: the cache must know their scope): caching every Secret or MachineSet of
+// a cluster costs memory and needs cluster-wide RBAC the controller should not have.
+func cacheOptions(opts Options, machineSets bool) cache.Options {
 	namespaces := map[string]cache.Config{}
 	if ud := opts.UserData; ud != nil {
 		for _, ns := range []string{ud.MachineAPINamespace, ud.ServerNamespace, ud.CA.Namespace} {
@@ -148,11 +171,29 @@ func cacheOptions(opts Options) cache.Options {
 		// The serving CA Secret, the serving Secret and the bundle ConfigMap.
 		namespaces[sc.Namespace] = cache.Config{}
 	}
-	if len(namespaces) == 0 {
+	byObject := map[client.Object]cache.ByObject{}
+	if len(namespaces) > 0 {
+		byObject[&corev1.Secret{}] = cache.ByObject{Namespaces: namespaces}
+		byObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: namespaces}
+	}
+	if bi := opts.BootImages; bi != nil && machineSets {
+		// The boot image controller's only MachineSets (its watch and its List) are these.
+		byObject[&machinev1beta1.MachineSet{}] = cache.ByObject{Namespaces: map[string]cache.Config{bi.MachineAPINamespace: {}}}
+	}
+	if len(byObject) == 0 {
 		return cache.Options{}
 	}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Secret{}:    {Namespaces: namespaces},
-		&corev1.ConfigMap{}: {Namespaces: namespaces},
-	}}
+	return cache.Options{ByObject: byObject}
+}
+
+// servesMachineSets: a cluster without the Machine API has no MachineSet kind, and the cache
+// cannot be limited by namespace for a kind it cannot map (the boot image controller is then
+// not started; see its SetupWithManager).
+func servesMachineSets(mapper meta.RESTMapper) (bool, error) {
+	gk := schema.GroupKind{Group: machinev1beta1.GroupName, Kind: "MachineSet"}
+	_, err := mapper.RESTMapping(gk, machinev1beta1.GroupVersion.Version)
+	if meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
