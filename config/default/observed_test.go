@@ -19,6 +19,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,12 +30,14 @@ import (
 
 	mcc "github.com/mco-dev/mco/internal/controller"
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
+	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	agent "github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/reboot"
 	"github.com/mco-dev/mco/internal/protocol"
 	mcs "github.com/mco-dev/mco/internal/server"
+	"github.com/mco-dev/mco/internal/servertoken"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
@@ -181,15 +184,13 @@ func TestObservedCallsAreListed(t *testing.T) {
 	recs := map[string]*recorder{controller: {component: controller}, server: {component: server}, daemon: {component: daemon}}
 	base := e.Config
 
-	// What an installer leaves: the server's CA bundle and the worker pool's token; OpenShift's
-	// pull secret.
+	// What an installer leaves: the server's CA bundle; OpenShift's pull secret. The pools'
+	// tokens are the controller's to create.
 	ca := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: mcoNS, Name: "machine-config-server-ca"},
 		Data: map[string]string{"ca-bundle.crt": string(testenv.NewServingCA(t, t.TempDir()).CAPEM)}}
-	token := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: mcoNS, Name: protocol.ServerTokenSecretName("worker")},
-		Data: map[string][]byte{protocol.ServerTokenKey: []byte("observed-test-token")}}
 	pullSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ocNS, Name: "pull-secret"},
 		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}}
-	for _, obj := range []client.Object{ca, token, pullSecret, machineConfig("00-worker", "")} {
+	for _, obj := range []client.Object{ca, pullSecret, machineConfig("00-worker", "")} {
 		if err := admin.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
@@ -217,6 +218,9 @@ func TestObservedCallsAreListed(t *testing.T) {
 		// As `mco controller` runs by default (--boot-images).
 		BootImages: &bootimagecontroller.Options{MachineAPINamespace: mapiNS, BootImagesNamespace: mcoNS,
 			DefaultArchitecture: "amd64", StubSpecVersion: *semver.New("3.4.0")},
+		// Always on in `mco controller`, with its default policy.
+		ServerTokens: &servertokencontroller.Options{Namespace: mcoNS,
+			Policy: servertoken.Policy{Lifetime: servertoken.DefaultLifetime, Overlap: servertoken.DefaultOverlap}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -315,22 +319,9 @@ func TestObservedCallsAreListed(t *testing.T) {
 	if err := admin.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); err == nil {
 		t.Error("the drain did not evict the workload pod")
 	}
-	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		err := admin.Get(ctx, client.ObjectKey{Namespace: mapiNS, Name: protocol.ManagedUserDataSecretName("worker")}, &corev1.Secret{})
-		return err == nil && slices.Contains(store.Pools(), "worker"), client.IgnoreNotFound(err)
+	t.Run("a fresh install serves nothing without a token", func(t *testing.T) {
+		checkServesOnlyWithToken(ctx, t, admin, store, log)
 	})
-	if err != nil {
-		t.Fatalf("no worker-user-data-managed Secret or the server does not serve worker: %v", err)
-	}
-	// The server read the pull secret under its RBAC and serves it.
-	req := httptest.NewRequest(http.MethodGet, "/config/worker", nil)
-	req.Header.Set("Authorization", "Bearer observed-test-token")
-	req.Header.Set("Accept", "application/vnd.coreos.ignition+json;version=3.4.0")
-	served := httptest.NewRecorder()
-	mcs.NewHandler(store, nil, log).ServeHTTP(served, req)
-	if served.Code != http.StatusOK || !strings.Contains(served.Body.String(), mcs.PullSecretPath) {
-		t.Errorf("served worker config (%d) lacks %s", served.Code, mcs.PullSecretPath)
-	}
 	time.Sleep(time.Second) // let the event broadcasters flush
 	cancel()
 	wg.Wait()
@@ -376,6 +367,72 @@ func TestObservedCallsAreListed(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d table rows observed; not exercised by this scenario:\n  %s", len(apiCalls)-len(unseen), len(apiCalls), strings.Join(unseen, "\n  "))
+}
+
+// checkServesOnlyWithToken proves, with the manifests of config/default applied and the
+// controller and the server running under their ServiceAccounts, that the server as shipped
+// (server.yaml passes no --allow-unauthenticated; the handler's default) answers /config/<pool>
+// only with the token the controller created: 403 without it for every pool, 200 with it.
+func checkServesOnlyWithToken(ctx context.Context, t *testing.T, admin client.Client, store *mcs.Store, log *slog.Logger) {
+	server := find(t, "DaemonSet", mcoNS, "mco-server")
+	containers, _, _ := unstructured.NestedSlice(server.Object, "spec", "template", "spec", "containers")
+	for _, c := range containers {
+		args, _, _ := unstructured.NestedStringSlice(c.(map[string]any), "args")
+		for _, a := range args {
+			if strings.HasPrefix(a, "--allow-unauthenticated") {
+				t.Fatalf("config/default's server runs with %s", a)
+			}
+		}
+	}
+	handler := mcs.NewHandler(store, nil, log)
+	get := func(pool, token string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/config/"+pool, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		req.Header.Set("Accept", "application/vnd.coreos.ignition+json;version=3.4.0")
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		return rec
+	}
+	// The controller's token reaches the Secret, the worker pointer config and the server.
+	var token string
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		var secret, pointer corev1.Secret
+		if err := admin.Get(ctx, client.ObjectKey{Namespace: mcoNS, Name: protocol.ServerTokenSecretName("worker")}, &secret); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		if !protocol.IsManagedServerToken(secret.Labels) {
+			return false, fmt.Errorf("Secret %s lacks the managed label: labels %v", secret.Name, secret.Labels)
+		}
+		token = string(secret.Data[protocol.ServerTokenKey])
+		if err := admin.Get(ctx, client.ObjectKey{Namespace: mapiNS, Name: protocol.ManagedUserDataSecretName("worker")}, &pointer); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return token != "" && strings.Contains(string(pointer.Data[protocol.UserDataKey]), "Bearer "+token) &&
+			get("worker", token).Code == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("the controller's worker token never reached its Secret, the pointer config and the server: %v", err)
+	}
+	// The server read the pull secret under its RBAC and serves it.
+	if served := get("worker", token); !strings.Contains(served.Body.String(), mcs.PullSecretPath) {
+		t.Errorf("served worker config lacks %s", mcs.PullSecretPath)
+	}
+	var pools mcfgv1.MachineConfigPoolList
+	if err := admin.List(ctx, &pools); err != nil {
+		t.Fatal(err)
+	}
+	if len(pools.Items) < 2 {
+		t.Fatalf("config/default installed %d pools, want master and worker", len(pools.Items))
+	}
+	for _, p := range pools.Items {
+		for _, presented := range []string{"", "guessed-token"} {
+			if rec := get(p.Name, presented); rec.Code != http.StatusForbidden || rec.Body.Len() != 0 {
+				t.Errorf("GET /config/%s with token %q: %d (%d body bytes), want an empty 403", p.Name, presented, rec.Code, rec.Body.Len())
+			}
+		}
+	}
 }
 
 // waitForTarget waits until the worker pool targets a rendered config other than previous.
