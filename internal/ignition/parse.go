@@ -60,7 +60,11 @@ func Parse(raw []byte) (Config, error) {
 	dups := duplicateKeys(raw)
 	version, rpt, err := util.GetConfigVersion(raw)
 	if err != nil {
-		return Config{}, failed(append(reportProblems(raw, rpt, ""), dups...), versionError(raw, err))
+		problems := append(reportProblems(raw, rpt, ""), dups...)
+		if len(problems) == 0 {
+			problems = []FieldError{versionProblem(raw, err)}
+		}
+		return Config{}, &ConfigError{Problems: problems}
 	}
 	switch version.Major {
 	case 3:
@@ -80,17 +84,17 @@ func Parse(raw []byte) (Config, error) {
 	}
 }
 
-// versionError says what is wrong with ignition.version in words an admin can act on.
-func versionError(raw []byte, err error) error {
+// versionProblem says what is wrong with ignition.version in words an admin can act on.
+func versionProblem(raw []byte, err error) FieldError {
 	var probe struct {
 		Ignition struct {
 			Version *string `json:"version"`
 		} `json:"ignition"`
 	}
 	if json.Unmarshal(raw, &probe) == nil && probe.Ignition.Version == nil {
-		return fmt.Errorf("ignition.version: missing")
+		return FieldError{Path: "ignition.version", Reason: "missing"}
 	}
-	return fmt.Errorf("ignition.version: %w", err)
+	return FieldError{Path: "ignition.version", Reason: err.Error()}
 }
 
 // parseV2 takes the path OpenShift takes, so old MachineConfigs render the same: parse as 2.2
