@@ -76,14 +76,15 @@ var apiCalls = []apiCall{
 	{controller, "create", "", "secrets", "", mapiNS, "", "userdata: <pool>-user-data-managed"},
 	{controller, "update", "", "secrets", "", mapiNS, "", "userdata: managed Secret, installer CA rotation; bootimage: stub upgrade"},
 	{controller, "delete", "", "secrets", "", mapiNS, "", "userdata: deleteManaged for a deleted pool"},
-	{controller, "list", "", "secrets", "", mcoNS, "", "servertoken, userdata: <pool>-mcs-token (cache); the Secret informer covers every cached namespace"},
-	{controller, "watch", "", "secrets", "", mcoNS, "", "servertoken, userdata: Secret informer"},
-	// mco controller: server tokens (internal/controller/servertoken)
-	{controller, "create", "", "secrets", "", mcoNS, "", "servertoken: create <pool>-mcs-token"},
-	{controller, "update", "", "secrets", "", mcoNS, "", "servertoken: update (rotation, repair)"},
+	{controller, "list", "", "secrets", "", mcoNS, "", "servertoken, userdata: <pool>-mcs-token (cache); servingcert: its CA and serving Secrets (cache); the Secret informer covers every cached namespace"},
+	{controller, "watch", "", "secrets", "", mcoNS, "", "servertoken, userdata, servingcert: Secret informer"},
+	// mco controller: server tokens (internal/controller/servertoken) and, with --server-host or
+	// --server-cert-names, the serving certificate (internal/controller/servingcert)
+	{controller, "create", "", "secrets", "", mcoNS, "", "servertoken: create <pool>-mcs-token; servingcert: writeSecret creates machine-config-server-ca-key, machine-config-server-tls"},
+	{controller, "update", "", "secrets", "", mcoNS, "", "servertoken: update (rotation, repair); servingcert: writeSecret (renewal, CA rotation)"},
 	{controller, "delete", "", "secrets", "", mcoNS, "", "servertoken: deleteManaged for a deleted pool"},
 	{controller, "list", "", "configmaps", "", mcoNS, "", "userdata: CA bundle machine-config-server-ca (cache); servingcert: the bundle it keeps; bootimage: coreos-bootimages"},
-	{controller, "watch", "", "configmaps", "", mcoNS, "", "userdata, bootimage: ConfigMap informer"},
+	{controller, "watch", "", "configmaps", "", mcoNS, "", "userdata, servingcert, bootimage: ConfigMap informer"},
 	{controller, "list", "", "configmaps", "", mapiNS, "", "userdata/bootimage: the ConfigMap informer covers every cached namespace"},
 	{controller, "watch", "", "configmaps", "", mapiNS, "", "userdata/bootimage: the ConfigMap informer covers every cached namespace"},
 	// mco controller: boot images (internal/controller/bootimage)
@@ -103,7 +104,7 @@ var apiCalls = []apiCall{
 	{controller, "create", "coordination.k8s.io", "leases", "", mcoNS, "", "leader election: first start"},
 	{controller, "get", "coordination.k8s.io", "leases", "", mcoNS, "mco-controller", "leader election"},
 	{controller, "update", "coordination.k8s.io", "leases", "", mcoNS, "mco-controller", "leader election: renew"},
-	{controller, "create", "", "events", "", mcoNS, "", "leader election: events on the Lease"},
+	{controller, "create", "", "events", "", mcoNS, "", "leader election: events on the Lease; servingcert: on its Secrets and ConfigMap"},
 	{controller, "patch", "", "events", "", mcoNS, "", "leader election: repeated events"},
 	{controller, "create", "", "events", "", "default", "", "render/node/drain/userdata/servertoken/bootimage: events on pools, Nodes, MachineConfiguration"},
 	{controller, "patch", "", "events", "", "default", "", "repeated events"},
