@@ -211,13 +211,16 @@ func (d *decision) writeCA(cas authorities) {
 	}
 }
 
-// bundle is the trusted CAs, newest first: the waiting CA, the signing CA, the retired ones.
+// bundle is the trusted CAs: the signing CA first, then the waiting one, then the retired ones.
+// The signing CA leads because some clients trust only a bundle's first certificate (Ignition
+// before v2, which reads spec 2 pointer configs): they keep working through the overlap, and
+// move to the new CA when it starts signing.
 func (cas authorities) bundle() []*x509.Certificate {
-	var out []*x509.Certificate
+	out := []*x509.Certificate{cas.current.cert}
 	if cas.next != nil {
 		out = append(out, cas.next.cert)
 	}
-	return append(append(out, cas.current.cert), cas.retired...)
+	return append(out, cas.retired...)
 }
 
 // writeBundle plans the bundle ConfigMap and returns the bundle's PEM.

@@ -118,6 +118,14 @@ func (w *world) verify(t *testing.T, now time.Time) {
 	}
 }
 
+// verifyFirstOnly is verify for a client that trusts only the bundle's first certificate.
+func (w *world) verifyFirstOnly(t *testing.T, now time.Time) {
+	t.Helper()
+	if err := verifyWith(w.serving.Data[KeyTLSCert], encodeCert(w.bundleCerts(t)[0].Raw), w.names, now); err != nil {
+		t.Errorf("a client trusting the bundle's first CA only: %v", err)
+	}
+}
+
 // verifyWith checks a chain against roots for every name.
 func verifyWith(chain, roots []byte, names Names, now time.Time) error {
 	certs, err := parseCerts(chain)
@@ -420,18 +428,20 @@ func TestCARotation(t *testing.T) {
 	plans := w.settle(t, start)
 	wantReasons(t, plans[0], ReasonCARotating)
 	bundle := w.bundleCerts(t)
-	if len(bundle) != 2 || !bundle[1].Equal(oldCA) {
-		t.Fatalf("bundle holds %d CAs; want new + old", len(bundle))
+	if len(bundle) != 2 || !bundle[0].Equal(oldCA) {
+		t.Fatalf("bundle holds %d CAs; want old (signing) + new", len(bundle))
 	}
-	newCA := bundle[0]
+	newCA := bundle[1]
 	if w.leaf(t).CheckSignatureFrom(oldCA) != nil {
 		t.Error("the serving certificate left the old CA before the overlap")
 	}
 	w.verify(t, start)
-	// A machine from an old pointer config (trusting only the old CA) still gets through.
+	// A machine from an old pointer config (trusting only the old CA) still gets through, and
+	// so does a client trusting only the bundle's first certificate.
 	if err := verifyWith(w.serving.Data[KeyTLSCert], encodeCert(oldCA.Raw), w.names, start); err != nil {
 		t.Errorf("old-CA machine rejected during the overlap: %v", err)
 	}
+	w.verifyFirstOnly(t, start)
 	if p := w.decide(t, start); !p.NextCheck.Equal(start.Add(DefaultOverlap)) {
 		t.Errorf("next check %s, want the end of the overlap %s", p.NextCheck, start.Add(DefaultOverlap))
 	}
@@ -451,6 +461,7 @@ func TestCARotation(t *testing.T) {
 		t.Errorf("bundle after the switch: %d CAs; want new + old", len(bundle))
 	}
 	w.verify(t, switchAt)
+	w.verifyFirstOnly(t, switchAt)
 	if p := w.decide(t, switchAt); !p.NextCheck.Equal(w.leaf(t).NotBefore.Add(time.Duration(0.8 * float64(w.leaf(t).NotAfter.Sub(w.leaf(t).NotBefore))))) {
 		t.Errorf("next check %s: want the new serving certificate's renewal", p.NextCheck)
 	}
@@ -482,7 +493,7 @@ func TestOverlapIsCountedFromPublication(t *testing.T) {
 		{"annotation unreadable", func(w *world) { w.bundle.Annotations[AnnotationPublished] = "{not json" }, true},
 		{"bundle lost the new CA", func(w *world) {
 			certs, _ := parseCerts(w.bundle.Data[KeyBundle])
-			w.bundle.Data[KeyBundle] = encodeCert(certs[1].Raw)
+			w.bundle.Data[KeyBundle] = encodeCert(certs[0].Raw) // the signing CA only
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

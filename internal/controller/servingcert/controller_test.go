@@ -92,9 +92,9 @@ func TestServingCertificate(t *testing.T) {
 	t.Run("CA rotation: the new CA joins the bundle and the pointer configs first", func(t *testing.T) {
 		testClock.SetTime(rotateAt)
 		s := waitState(t, ctx, "a bundle of two CAs", func(s state) bool { return s.complete() && len(s.bundleCerts(t)) == 2 })
-		newCA = s.bundleCerts(t)[0]
-		if !s.bundleCerts(t)[1].Equal(firstCA) {
-			t.Error("the old CA is not second in the bundle")
+		newCA = s.bundleCerts(t)[1]
+		if !s.bundleCerts(t)[0].Equal(firstCA) {
+			t.Error("the signing (old) CA is not first in the bundle")
 		}
 		// Let the controller look again a few times: the serving certificate stays on the old CA.
 		time.Sleep(time.Second)
