@@ -567,6 +567,7 @@ func TestPolicyValidate(t *testing.T) {
 		"fraction 0":                       func(p *Policy) { p.RenewFraction = 0 },
 		"negative overlap":                 func(p *Policy) { p.Overlap = -time.Hour },
 		"overlap beyond the old CA's life": func(p *Policy) { p.Overlap = 3 * year },
+		"serving certificate due at issue": func(p *Policy) { p.ServingValidity = 10 * time.Minute },
 	} {
 		p := DefaultPolicy()
 		mutate(&p)

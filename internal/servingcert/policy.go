@@ -50,6 +50,13 @@ func (p Policy) Validate() error {
 	case p.Overlap < 0:
 		return fmt.Errorf("overlap %s: must not be negative", p.Overlap)
 	}
+	// Certificates are backdated; one so short-lived that it is due when issued would be
+	// issued again on every look.
+	for what, v := range map[string]time.Duration{"CA": p.CAValidity, "serving certificate": p.ServingValidity} {
+		if float64(v+backdate)*p.RenewFraction <= float64(backdate) {
+			return fmt.Errorf("%s validity %s: too short, it would be due for renewal when issued (certificates are valid from %s before issue)", what, v, backdate)
+		}
+	}
 	// The new CA must be trusted for the overlap before the old one expires.
 	if left := time.Duration(float64(p.CAValidity) * (1 - p.RenewFraction)); p.Overlap >= left {
 		return fmt.Errorf("overlap %s: must be shorter than what is left of a CA's life when it is rotated (%s)", p.Overlap, left)
