@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -125,7 +126,21 @@ func journalError(field, reason string) error {
 func decodeReason(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("%s: got a JSON %s, want %s", te.Field, te.Value, te.Type)
+		want := "an object"
+		switch te.Type.Kind() {
+		case reflect.String:
+			want = "a string"
+		case reflect.Bool:
+			want = "a boolean"
+		case reflect.Slice:
+			want = "a list"
+		case reflect.Int, reflect.Uint64:
+			want = "an integer"
+		}
+		return fmt.Sprintf("%s: got a JSON %s, want %s", te.Field, te.Value, want)
+	}
+	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "unknown field " + field + " (a journal of another agent version?)"
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return "truncated: " + err.Error()
