@@ -148,6 +148,9 @@ func (s *State) startMCO(dir, mco, kubeconfig, apiURL string, certs pki) error {
 	return s.start(dir, ControllerProcess, mco, "controller", "--kubeconfig", kubeconfig,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 		"--server-host", serverHost, "--server-ca", "configmap:"+ServerNamespace+"/"+ServerCAConfigMap,
+		// The dev cluster brings its own serving certificate (the admin-supplied path; the
+		// server reads it from files), so the controller must not make one.
+		"--manage-server-cert=false",
 		"--server-namespace", ServerNamespace, "--machine-api-namespace", MachineAPINamespace)
 }
 
