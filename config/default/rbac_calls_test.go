@@ -92,10 +92,10 @@ var apiCalls = []apiCall{
 	{controller, "list", operator, "machineconfigurations", "", "", "", "bootimage: informer"},
 	{controller, "watch", operator, "machineconfigurations", "", "", "", "bootimage: informer"},
 	{controller, "patch", operator, "machineconfigurations", "status", "", "", "bootimage: writeStatus"},
-	// The MachineSet informer is cluster-wide: cacheOptions does not limit MachineSets to
-	// --machine-api-namespace (sync lists InNamespace from the cache).
-	{controller, "list", machine, "machinesets", "", "", "", "bootimage: informer, sync"},
-	{controller, "watch", machine, "machinesets", "", "", "", "bootimage: informer"},
+	// cacheOptions limits the MachineSet informer to --machine-api-namespace (sync lists
+	// InNamespace from the cache).
+	{controller, "list", machine, "machinesets", "", mapiNS, "", "bootimage: informer, sync"},
+	{controller, "watch", machine, "machinesets", "", mapiNS, "", "bootimage: informer"},
 	{controller, "patch", machine, "machinesets", "", mapiNS, "", "bootimage: reconcileMachineSet (providerSpec)"},
 	{controller, "create", "", "configmaps", "", mcoNS, "", "bootimage: saveHistory; servingcert: the CA bundle machine-config-server-ca"},
 	{controller, "update", "", "configmaps", "", mcoNS, "machine-config-server-ca", "servingcert: writeConfigMap (a CA joins or leaves the bundle)"},
@@ -154,6 +154,8 @@ var forbidden = []apiCall{
 	{component: controller, verb: "impersonate", resource: "users"},
 	{component: controller, verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: "kube-system"},
 	{component: controller, verb: "patch", group: machine, resource: "machinesets", namespace: "default"},
+	{component: controller, verb: "list", group: machine, resource: "machinesets"},
+	{component: controller, verb: "watch", group: machine, resource: "machinesets", namespace: "default"},
 
 	{component: server, verb: "create", group: mcfg, resource: "machineconfigs"},
 	{component: server, verb: "patch", group: mcfg, resource: "machineconfigpools"},
