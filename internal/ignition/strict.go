@@ -39,13 +39,29 @@ func yamlToJSON(raw []byte) ([]byte, error) {
 		return nil, &ConfigError{Problems: []FieldError{{Reason: "neither JSON nor YAML: " + strings.Join(strings.Fields(err.Error()), " ")}}}
 	}
 	dec := yamlv3.NewDecoder(bytes.NewReader(raw))
-	var doc yamlv3.Node
-	if dec.Decode(&doc) == nil {
-		if err := dec.Decode(&doc); !errors.Is(err, io.EOF) {
+	for n := 0; ; n++ {
+		var doc yamlv3.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return js, nil
+		}
+		if n > 0 && (err != nil || !emptyDocument(&doc)) {
 			return nil, &ConfigError{Problems: []FieldError{{Reason: "more than one YAML document: a config is one document"}}}
 		}
+		if err != nil {
+			return js, nil // the conversion above read the first document
+		}
 	}
-	return js, nil
+}
+
+// emptyDocument is a document holding nothing (a trailing "---", or only comments).
+func emptyDocument(doc *yamlv3.Node) bool {
+	for _, c := range doc.Content {
+		if c.Kind != yamlv3.ScalarNode || c.Tag != "!!null" {
+			return false
+		}
+	}
+	return true
 }
 
 // duplicateKeys lists the keys raw gives twice in one object: the JSON decoders keep the last
