@@ -2,6 +2,9 @@ package install
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,6 +34,7 @@ import (
 	mcc "github.com/mco-dev/mco/internal/controller"
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
+	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	agent "github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
@@ -38,7 +42,7 @@ import (
 	"github.com/mco-dev/mco/internal/protocol"
 	mcs "github.com/mco-dev/mco/internal/server"
 	"github.com/mco-dev/mco/internal/servertoken"
-	"github.com/mco-dev/mco/internal/testenv"
+	"github.com/mco-dev/mco/internal/servingcert"
 )
 
 // observedCall is one request a component sent, as RBAC sees it.
@@ -184,13 +188,12 @@ func TestObservedCallsAreListed(t *testing.T) {
 	recs := map[string]*recorder{controller: {component: controller}, server: {component: server}, daemon: {component: daemon}}
 	base := e.Config
 
-	// What an installer leaves: the server's CA bundle; OpenShift's pull secret. The pools'
-	// tokens are the controller's to create.
-	ca := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: mcoNS, Name: "machine-config-server-ca"},
-		Data: map[string]string{"ca-bundle.crt": string(testenv.NewServingCA(t, t.TempDir()).CAPEM)}}
+	// What an installer leaves: OpenShift's pull secret. The pools' tokens, the serving CA,
+	// its bundle and the serving certificate are the controller's to create, as on a fresh
+	// install from config/default.
 	pullSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ocNS, Name: "pull-secret"},
 		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}}
-	for _, obj := range []client.Object{ca, pullSecret, machineConfig("00-worker", "")} {
+	for _, obj := range []client.Object{pullSecret, machineConfig("00-worker", "")} {
 		if err := admin.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
@@ -211,6 +214,10 @@ func TestObservedCallsAreListed(t *testing.T) {
 	}
 
 	ca0, _ := userdata.ParseCASource("configmap:" + mcoNS + "/machine-config-server-ca")
+	servingNames, err := servingcert.ParseNames([]string{"mcs.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mgr, err := mcc.NewManager(configAs(base, controller, recs[controller]), mcc.Options{
 		MetricsAddr: "0", ProbeAddr: "0", LeaderElection: true, LeaderElectionNamespace: mcoNS,
 		UserData: &userdata.Options{MachineAPINamespace: mapiNS, ServerNamespace: mcoNS, ServerHost: "mcs.example.com",
@@ -221,6 +228,8 @@ func TestObservedCallsAreListed(t *testing.T) {
 		// Always on in `mco controller`, with its default policy.
 		ServerTokens: &servertokencontroller.Options{Namespace: mcoNS,
 			Policy: servertoken.Policy{Lifetime: servertoken.DefaultLifetime, Overlap: servertoken.DefaultOverlap}},
+		// On whenever --server-host is set (the names default to its host).
+		ServingCert: &servingcertcontroller.Options{Namespace: mcoNS, Names: servingNames, Policy: servingcert.DefaultPolicy()},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -321,6 +330,9 @@ func TestObservedCallsAreListed(t *testing.T) {
 	}
 	t.Run("a fresh install serves nothing without a token", func(t *testing.T) {
 		checkServesOnlyWithToken(ctx, t, admin, store, log)
+	})
+	t.Run("a fresh install has a serving certificate the pointer configs trust", func(t *testing.T) {
+		checkServingCertificate(ctx, t, admin)
 	})
 	time.Sleep(time.Second) // let the event broadcasters flush
 	cancel()
@@ -462,5 +474,43 @@ func machineConfig(name, path string) *mcfgv1.MachineConfig {
 	return &mcfgv1.MachineConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{protocol.RoleLabel: "worker"}},
 		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(ign)}},
+	}
+}
+
+// checkServingCertificate: with no certificate supplied, the controller (under its shipped
+// RBAC) issued the one the server mounts, for the --server-host name, chaining to the bundle it
+// published, and the worker pointer config carries that bundle.
+func checkServingCertificate(ctx context.Context, t *testing.T, admin client.Client) {
+	var tlsSecret, pointer corev1.Secret
+	var bundle corev1.ConfigMap
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		for key, obj := range map[client.ObjectKey]client.Object{
+			{Namespace: mcoNS, Name: "machine-config-server-tls"}:                   &tlsSecret,
+			{Namespace: mcoNS, Name: "machine-config-server-ca"}:                    &bundle,
+			{Namespace: mapiNS, Name: protocol.ManagedUserDataSecretName("worker")}: &pointer,
+		} {
+			if err := admin.Get(ctx, key, obj); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+		}
+		return strings.Contains(string(pointer.Data[protocol.UserDataKey]), base64.StdEncoding.EncodeToString([]byte(bundle.Data["ca-bundle.crt"]))), nil
+	})
+	if err != nil {
+		t.Fatalf("no serving certificate, bundle and pointer config carrying it: %v", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM([]byte(bundle.Data["ca-bundle.crt"])) {
+		t.Fatal("published bundle holds no certificate")
+	}
+	pair, err := tls.X509KeyPair(tlsSecret.Data[corev1.TLSCertKey], tlsSecret.Data[corev1.TLSPrivateKeyKey])
+	if err != nil {
+		t.Fatalf("machine-config-server-tls: %v", err)
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: "mcs.example.com", Roots: roots}); err != nil {
+		t.Errorf("serving certificate does not verify for mcs.example.com against the published bundle: %v", err)
 	}
 }
