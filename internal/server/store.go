@@ -26,7 +26,8 @@ type PoolState struct {
 	// Err, when Served.Config is nil, is the reason; NotFound selects 404 over 500.
 	Err      error
 	NotFound bool
-	// Tokens, when set, are required to fetch this pool's config.
+	// Tokens are required to fetch this pool's config. Nil means none is configured: the pool
+	// is refused unless the server runs with --allow-unauthenticated.
 	Tokens *PoolTokens
 }
 
