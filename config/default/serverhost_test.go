@@ -2,6 +2,7 @@ package install
 
 import (
 	"net"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -47,5 +48,28 @@ func TestServerHostFromOnePlace(t *testing.T) {
 	}
 	if !mounted {
 		t.Errorf("the server does not mount Secret %s, which the controller creates", servingcertcontroller.ServingSecretName)
+	}
+}
+
+// The API server URL served in new machines' kubeconfigs comes from the same ConfigMap, as an
+// https URL (the in-cluster default would be unreachable from a machine that has just booted).
+func TestAPIServerURLFromOnePlace(t *testing.T) {
+	ds := typed[appsv1.DaemonSet](t, find(t, "DaemonSet", mcoNS, "mco-server"))
+	c := ds.Spec.Template.Spec.Containers[0]
+	if got := flagValue(c.Args, "--apiserver-url"); got != "$(MCO_APISERVER_URL)" {
+		t.Fatalf("--apiserver-url %q, want $(MCO_APISERVER_URL)", got)
+	}
+	var ref *corev1.ConfigMapKeySelector
+	for _, e := range c.Env {
+		if e.Name == "MCO_APISERVER_URL" && e.ValueFrom != nil {
+			ref = e.ValueFrom.ConfigMapKeyRef
+		}
+	}
+	if ref == nil || ref.Key != "apiServerURL" || !strings.HasPrefix(ref.Name, "mco-install") || (ref.Optional != nil && *ref.Optional) {
+		t.Fatalf("MCO_APISERVER_URL is not required key apiServerURL of ConfigMap mco-install: %+v", ref)
+	}
+	cm := typed[corev1.ConfigMap](t, find(t, "ConfigMap", mcoNS, ref.Name))
+	if u, err := url.Parse(cm.Data["apiServerURL"]); err != nil || u.Scheme != "https" || u.Host == "" {
+		t.Errorf("apiServerURL %q: want an https URL (%v)", cm.Data["apiServerURL"], err)
 	}
 }
