@@ -78,7 +78,7 @@ func butaneErrors(src Source, rpt report.Report, err error) Errors {
 		}
 		if entry.Marker.StartP != nil {
 			line, col := entry.Marker.Start()
-			e.Line, e.Column = src.doc.firstLine+int(line)-1, int(col)
+			e.Line, e.Column = min(src.doc.firstLine+int(line)-1, src.doc.lastLine()), int(col)
 		}
 		errs = append(errs, e)
 	}
@@ -88,7 +88,7 @@ func butaneErrors(src Source, rpt report.Report, err error) Errors {
 		case butanecommon.ErrUnknownVersion:
 			e.Field = "version"
 		case butanecommon.ErrUnmarshal:
-			e = e.withYAMLLine(src.doc.firstLine)
+			e = e.withYAMLLine(src.doc)
 		}
 		errs = append(errs, e)
 	}

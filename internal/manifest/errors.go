@@ -74,8 +74,10 @@ func (es Errors) orNil() error {
 var yamlLineRE = regexp.MustCompile(`(?:yaml: )?line (\d+): `)
 
 // withYAMLLine moves a "line N:" the YAML library wrote into the message onto the error, made
-// relative to the file by firstLine (the file line the document starts on).
-func (e *Error) withYAMLLine(firstLine int) *Error {
+// relative to the file by the document's first line. The library puts an unexpected end of
+// the document on the line after its last, which the file may not have (or which is the next
+// document's "---"), so the line is kept within the document.
+func (e *Error) withYAMLLine(doc document) *Error {
 	m := yamlLineRE.FindStringSubmatchIndex(e.Reason)
 	if m == nil {
 		return e
@@ -84,7 +86,7 @@ func (e *Error) withYAMLLine(firstLine int) *Error {
 	if err != nil {
 		return e
 	}
-	e.Line = firstLine + n - 1
+	e.Line = min(doc.firstLine+n-1, doc.lastLine())
 	reason := e.Reason[:m[0]] + e.Reason[m[1]:]
 	// yaml.v2 lists unmarshal errors on indented lines under this heading.
 	reason = strings.Replace(reason, "yaml: unmarshal errors:", "", 1)

@@ -18,6 +18,11 @@ type document struct {
 	data      []byte
 }
 
+// lastLine is the file line of the document's last line.
+func (d document) lastLine() int {
+	return d.firstLine + bytes.Count(bytes.TrimSuffix(d.data, []byte("\n")), []byte("\n"))
+}
+
 // splitYAML cuts a file into its "---"-separated documents with apimachinery's reader (the one
 // kubectl uses), then finds where each starts. The reader drops separator lines (though it
 // keeps one that follows another as the next document's first line), so positions are recovered
