@@ -93,6 +93,12 @@ func updateAzure(spec doc, images stream.Arch, arch string) error {
 	if want.Publisher == "" || want.Offer == "" || want.SKU == "" || want.Version == "" {
 		return skipf(SkipNoStreamImage, "the stream's %s %s image (Hyper-V gen%d) lacks its publisher, offer, sku or version", arch, offer.name, map[bool]int{false: 1, true: 2}[gen2])
 	}
+	// The next update reads the image this one writes: one it would not take for the same
+	// product and generation would be skipped as custom from then on, or flip generations on
+	// every update.
+	if o, ok := azureOfferOf(want.Publisher, want.Offer); !ok || o.name != offer.name || (azureIsGen2(o, want.SKU) || arch == "aarch64") != gen2 {
+		return skipf(SkipNoStreamImage, "the stream's %s %s image %s/%s/%s is not an image of that product and Hyper-V generation (gen%d)", arch, offer.name, want.Publisher, want.Offer, want.SKU, map[bool]int{false: 1, true: 2}[gen2])
+	}
 	m := image.m
 	m["publisher"], m["offer"], m["sku"], m["version"] = want.Publisher, want.Offer, want.SKU, want.Version
 	m["type"] = string(machinev1beta1.AzureImageTypeMarketplaceNoPlan)
