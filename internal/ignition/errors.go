@@ -52,7 +52,7 @@ func (e *ConfigError) Error() string {
 // does not know (version names the spec for them). An entry without a field path (a syntax or
 // type error) is located by its position in raw, and a type mismatch is put in plain words.
 func reportProblems(raw []byte, rpt report.Report, version string) []FieldError {
-	var problems []FieldError
+	var problems problemList
 	for _, e := range rpt.Entries {
 		fe := FieldError{Path: contextPath(e.Context.Path), Reason: e.Message}
 		if e.Marker.StartP != nil {
@@ -63,6 +63,10 @@ func reportProblems(raw []byte, rpt report.Report, version string) []FieldError 
 		case e.Kind == report.Warn && strings.HasPrefix(e.Message, unknownKeyWarning):
 			fe.Reason = unknownKeyReason(strings.TrimPrefix(e.Message, unknownKeyWarning), version)
 		default:
+			continue
+		}
+		if problems.full() {
+			problems.more++
 			continue
 		}
 		reason, mismatch := typeReason(fe.Reason)
@@ -76,9 +80,29 @@ func reportProblems(raw []byte, rpt report.Report, version string) []FieldError 
 		if mismatch {
 			fe.Reason = reason
 		}
-		problems = append(problems, fe)
+		problems.list = append(problems.list, fe)
 	}
-	return problems
+	return problems.result()
+}
+
+// maxProblems bounds the problems reported for one config: a config with thousands of
+// mistakes still gets a report that reads (and fits in a pool's status), and locating each
+// problem by position walks the config once.
+const maxProblems = 20
+
+// problemList keeps the first maxProblems problems and counts the rest.
+type problemList struct {
+	list []FieldError
+	more int
+}
+
+func (p *problemList) full() bool { return len(p.list) >= maxProblems }
+
+func (p *problemList) result() []FieldError {
+	if p.more == 0 {
+		return p.list
+	}
+	return append(p.list, FieldError{Reason: fmt.Sprintf("and %d more problems", p.more)})
 }
 
 // unknownKeyWarning starts the spec 3 libraries' warning about a key no field takes.

@@ -74,7 +74,7 @@ func Parse(raw []byte) (Config, error) {
 		}
 		return cfg, nil
 	case 2:
-		cfg, err := parseV2(raw)
+		cfg, err := parseV2(raw, version)
 		if err == nil && len(dups) > 0 {
 			err = &ConfigError{Problems: dups}
 		}
@@ -100,8 +100,19 @@ func versionProblem(raw []byte, err error) FieldError {
 // parseV2 takes the path OpenShift takes, so old MachineConfigs render the same: parse as 2.2
 // (which up-translates 2.0/2.1), lift to 2.3, drop duplicate files/units/users keeping the last,
 // translate to 3.0 with the "root" filesystem at /, then up to 3.5.
-func parseV2(raw []byte) (Config, error) {
-	cfg22, rpt, err := ignv2_2.Parse(raw)
+func parseV2(raw []byte, version semver.Version) (Config, error) {
+	var cfg22 ign22types.Config
+	var rpt v2report.Report
+	var err error
+	switch {
+	case version == V2_2:
+		cfg22, rpt, err = parseV22(raw)
+	case len(raw) > maxLegacySize:
+		return Config{}, &ConfigError{Problems: []FieldError{{Path: "ignition.version", Reason: fmt.Sprintf(
+			"spec %s configs are read up to %d bytes and this one is %d; write it in spec 2.2 or 3.x", version, maxLegacySize, len(raw))}}}
+	default:
+		cfg22, rpt, err = ignv2_2.Parse(raw)
+	}
 	if problems := v2Problems(raw, rpt); err != nil || len(problems) > 0 {
 		if len(problems) == 0 {
 			problems = v2TypeProblems(raw)
@@ -138,22 +149,26 @@ func parseV2(raw []byte) (Config, error) {
 // v2Problems are the errors of a spec 2.x report and the keys it found unrecognised, each
 // located by its position, since the 2.x library reports no field paths.
 func v2Problems(raw []byte, rpt v2report.Report) []FieldError {
-	var problems []FieldError
+	var problems problemList
 	for _, e := range rpt.Entries {
-		fe := FieldError{Line: int64(e.Line), Column: int64(e.Column), Reason: e.Message}
-		at := pathAt(raw, offsetOf(raw, fe.Line, fe.Column))
-		switch {
-		case e.Kind == v2report.EntryError:
-			fe.Path = at
-		case e.Kind == v2report.EntryWarning && strings.HasPrefix(e.Message, v2UnknownKey):
-			key := strings.TrimPrefix(e.Message, v2UnknownKey)
-			fe.Path, fe.Reason = join(at, key), unknownKeyReason(key, "2.x")
-		default:
+		unknownKey, isUnknown := strings.CutPrefix(e.Message, v2UnknownKey)
+		if e.Kind != v2report.EntryError && (e.Kind != v2report.EntryWarning || !isUnknown) {
 			continue
 		}
-		problems = append(problems, fe)
+		if problems.full() {
+			problems.more++
+			continue
+		}
+		fe := FieldError{Line: int64(e.Line), Column: int64(e.Column), Reason: e.Message}
+		// The position is just past the value (or, for an unknown key, the key): one byte
+		// back is inside it.
+		fe.Path = pathAt(raw, offsetOf(raw, fe.Line, fe.Column)-1)
+		if e.Kind == v2report.EntryWarning {
+			fe.Path, fe.Reason = join(fe.Path, unknownKey), unknownKeyReason(unknownKey, "2.x")
+		}
+		problems.list = append(problems.list, fe)
 	}
-	return problems
+	return problems.result()
 }
 
 // v2UnknownKey starts the 2.x library's warning about a key it does not know.

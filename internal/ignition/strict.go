@@ -72,13 +72,17 @@ func duplicateKeys(raw []byte) []FieldError {
 	if err != nil {
 		return nil // a syntax error, which the parse itself reports with its position
 	}
-	var out []FieldError
+	var out problemList
 	for _, e := range strict {
 		if fe, ok := e.(sigsjson.FieldError); ok {
-			out = append(out, FieldError{Path: dotted(fe.FieldPath()), Reason: "key given more than once (the last would silently win)"})
+			if out.full() {
+				out.more++
+				continue
+			}
+			out.list = append(out.list, FieldError{Path: dotted(fe.FieldPath()), Reason: "key given more than once (the last would silently win)"})
 		}
 	}
-	return out
+	return out.result()
 }
 
 // dotted turns sigs.k8s.io/json's "storage.files[0].path" into Ignition's "storage.files.0.path".
