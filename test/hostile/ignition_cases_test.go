@@ -63,6 +63,10 @@ func ignitionCases() []hostileCase {
 		{"unsupported spec", ign("4.0.0", ""), "ignition.version", "unsupported Ignition spec version 4.0.0"},
 		{"spec 2.1 converted is still checked", ign("2.1.0", `,"storage":{"files":[{"filesystem":"root","path":"/etc/x","bogus":1}]}`),
 			"storage.files.0.bogus", `unknown key "bogus"`},
+		// The 2.x library located each problem by scanning the config from its start: this
+		// took longer than a test binary may run.
+		{"spec 2.2 with thousands of mistakes", ign("2.2.0", `,"storage":{"files":[`+manyFiles(20_000, `{"filesystem":"root","path":"etc/x%d"}`)+`]}`),
+			"storage.files.0.path", "more problems"},
 		{"second YAML document", "ignition: {version: 3.5.0}\n---\nstorage: {files: [{path: /etc/shadow}]}\n", "", "more than one YAML document"},
 	}
 	var cases []hostileCase
@@ -94,6 +98,15 @@ func ignitionCases() []hostileCase {
 		})
 	}
 	return cases
+}
+
+// manyFiles joins n file entries made from format (which takes the index).
+func manyFiles(n int, format string) string {
+	entries := make([]string, n)
+	for i := range entries {
+		entries[i] = fmt.Sprintf(format, i)
+	}
+	return strings.Join(entries, ",")
 }
 
 // machineConfig is a MachineConfig of role carrying raw as its Ignition config.
