@@ -18,21 +18,7 @@ import (
 // certificate the controller creates as the Secret the server mounts.
 func TestServerHostFromOnePlace(t *testing.T) {
 	d := typed[appsv1.Deployment](t, find(t, "Deployment", mcoNS, "mco-controller"))
-	c := d.Spec.Template.Spec.Containers[0]
-	if got := flagValue(c.Args, "--server-host"); got != "$(MCO_SERVER_HOST)" {
-		t.Fatalf("--server-host %q, want $(MCO_SERVER_HOST)", got)
-	}
-	var ref *corev1.ConfigMapKeySelector
-	for _, e := range c.Env {
-		if e.Name == "MCO_SERVER_HOST" && e.ValueFrom != nil {
-			ref = e.ValueFrom.ConfigMapKeyRef
-		}
-	}
-	if ref == nil || ref.Key != "serverHost" || !strings.HasPrefix(ref.Name, "mco-install") || (ref.Optional != nil && *ref.Optional) {
-		t.Fatalf("MCO_SERVER_HOST is not required key serverHost of ConfigMap mco-install: %+v", ref)
-	}
-	cm := typed[corev1.ConfigMap](t, find(t, "ConfigMap", mcoNS, ref.Name))
-	host := cm.Data["serverHost"]
+	host := installSetting(t, d.Spec.Template.Spec.Containers[0], "--server-host", "MCO_SERVER_HOST", "serverHost")
 	if _, port, err := net.SplitHostPort(host); err != nil || port != "22623" {
 		t.Errorf("serverHost %q: want host:22623 (%v)", host, err)
 	}
@@ -55,21 +41,28 @@ func TestServerHostFromOnePlace(t *testing.T) {
 // https URL (the in-cluster default would be unreachable from a machine that has just booted).
 func TestAPIServerURLFromOnePlace(t *testing.T) {
 	ds := typed[appsv1.DaemonSet](t, find(t, "DaemonSet", mcoNS, "mco-server"))
-	c := ds.Spec.Template.Spec.Containers[0]
-	if got := flagValue(c.Args, "--apiserver-url"); got != "$(MCO_APISERVER_URL)" {
-		t.Fatalf("--apiserver-url %q, want $(MCO_APISERVER_URL)", got)
+	raw := installSetting(t, ds.Spec.Template.Spec.Containers[0], "--apiserver-url", "MCO_APISERVER_URL", "apiServerURL")
+	if u, err := url.Parse(raw); err != nil || u.Scheme != "https" || u.Host == "" {
+		t.Errorf("apiServerURL %q: want an https URL (%v)", raw, err)
+	}
+}
+
+// installSetting checks that c's flag takes $(env), that env is the required key of the
+// generated mco-install ConfigMap, and returns the key's value as shipped.
+func installSetting(t *testing.T, c corev1.Container, flag, env, key string) string {
+	t.Helper()
+	if got := flagValue(c.Args, flag); got != "$("+env+")" {
+		t.Fatalf("%s %q, want $(%s)", flag, got, env)
 	}
 	var ref *corev1.ConfigMapKeySelector
 	for _, e := range c.Env {
-		if e.Name == "MCO_APISERVER_URL" && e.ValueFrom != nil {
+		if e.Name == env && e.ValueFrom != nil {
 			ref = e.ValueFrom.ConfigMapKeyRef
 		}
 	}
-	if ref == nil || ref.Key != "apiServerURL" || !strings.HasPrefix(ref.Name, "mco-install") || (ref.Optional != nil && *ref.Optional) {
-		t.Fatalf("MCO_APISERVER_URL is not required key apiServerURL of ConfigMap mco-install: %+v", ref)
+	if ref == nil || ref.Key != key || !strings.HasPrefix(ref.Name, "mco-install") || (ref.Optional != nil && *ref.Optional) {
+		t.Fatalf("%s is not required key %s of ConfigMap mco-install: %+v", env, key, ref)
 	}
 	cm := typed[corev1.ConfigMap](t, find(t, "ConfigMap", mcoNS, ref.Name))
-	if u, err := url.Parse(cm.Data["apiServerURL"]); err != nil || u.Scheme != "https" || u.Host == "" {
-		t.Errorf("apiServerURL %q: want an https URL (%v)", cm.Data["apiServerURL"], err)
-	}
+	return cm.Data[key]
 }

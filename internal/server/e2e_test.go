@@ -120,8 +120,9 @@ func acceptFromTestHeader(next http.Handler) http.Handler {
 	})
 }
 
-// startTLSServer runs bootstrap mode behind HTTPS on 127.0.0.1 and returns the base URL.
-func startTLSServer(t *testing.T, ca testenv.ServingCA, opts BootstrapOptions) string {
+// startTLSServer runs bootstrap mode behind HTTPS on 127.0.0.1 and returns the base URL. wrap,
+// when given, wraps the handler (as Run adds the rate limit).
+func startTLSServer(t *testing.T, ca testenv.ServingCA, opts BootstrapOptions, wrap ...func(http.Handler) http.Handler) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := discardLogger()
@@ -133,7 +134,11 @@ func startTLSServer(t *testing.T, ca testenv.ServingCA, opts BootstrapOptions) s
 	done := make(chan struct{}, 2)
 	go func() { _ = RunBootstrap(ctx, store, opts, log); done <- struct{}{} }()
 	go func() {
-		_ = listeners.Serve(ctx, acceptFromTestHeader(NewHandler(store, nil, log)), log)
+		var handler http.Handler = NewHandler(store, nil, log)
+		for _, w := range wrap {
+			handler = w(handler)
+		}
+		_ = listeners.Serve(ctx, acceptFromTestHeader(handler), log)
 		done <- struct{}{}
 	}()
 	t.Cleanup(func() { cancel(); <-done; <-done })

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -171,23 +170,9 @@ func TestRealIgnitionWaitsOutTheRateLimit(t *testing.T) {
 	tokensFile := filepath.Join(dir, "tokens.yaml")
 	writeFile(t, tokensFile, "worker:\n  token: "+e2eToken+"\n")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	log := discardLogger()
-	store := NewStore(time.Hour)
-	listeners, err := Listen(ListenOptions{SecureAddress: "127.0.0.1:0", CertFile: ca.CertFile, KeyFile: ca.KeyFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{}, 2)
-	go func() {
-		_ = RunBootstrap(ctx, store, BootstrapOptions{Dir: bootstrapDir, TokensFile: tokensFile}, log)
-		done <- struct{}{}
-	}()
-	handler := limitConfigRequests(NewHandler(store, nil, log), RateLimit{PerSecond: 0.5, Burst: 1}, nil, log)
-	go func() { _ = listeners.Serve(ctx, acceptFromTestHeader(handler), log); done <- struct{}{} }()
-	t.Cleanup(func() { cancel(); <-done; <-done })
-	waitFor(t, store.Loaded)
-	url := "https://" + listeners.Secure.Addr().String()
+	url := startTLSServer(t, ca, BootstrapOptions{Dir: bootstrapDir, TokensFile: tokensFile}, func(h http.Handler) http.Handler {
+		return limitConfigRequests(h, RateLimit{PerSecond: 0.5, Burst: 1}, nil, discardLogger())
+	})
 
 	// Use up 127.0.0.1's one token, so Ignition's first attempt is refused.
 	roots := x509.NewCertPool()
