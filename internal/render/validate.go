@@ -109,7 +109,7 @@ var kernelFileSystems = []string{"/proc", "/sys", "/dev"}
 func validatePaths(mc string, cfg ignition.Config) Errors {
 	var errs Errors
 	check := func(field, p string) {
-		if reason := pathProblem(p); reason != "" {
+		if reason := PathProblem(p); reason != "" {
 			errs = append(errs, &Error{MachineConfig: mc, Field: field, Reason: reason})
 		}
 	}
@@ -123,7 +123,7 @@ func validatePaths(mc string, cfg ignition.Config) Errors {
 		check(fmt.Sprintf("spec.config.storage.links.%d.path", i), l.Path)
 	}
 	name := func(field, what, n string) {
-		if reason := nameProblem(what, n); reason != "" {
+		if reason := NameProblem(what, n); reason != "" {
 			errs = append(errs, &Error{MachineConfig: mc, Field: field, Reason: reason})
 		}
 	}
@@ -136,7 +136,10 @@ func validatePaths(mc string, cfg ignition.Config) Errors {
 	return errs
 }
 
-func pathProblem(p string) string {
+// PathProblem says why a node must never be given path p (empty: it may). The agent checks
+// it again before writing, since a rendered config made by an older controller was not
+// checked.
+func PathProblem(p string) string {
 	if hasControl(p) {
 		return fmt.Sprintf("path %q contains a control character", p)
 	}
@@ -148,7 +151,9 @@ func pathProblem(p string) string {
 	return ""
 }
 
-func nameProblem(what, n string) string {
+// NameProblem says why n cannot name a unit or dropin (what) under /etc/systemd/system
+// (empty: it can).
+func NameProblem(what, n string) string {
 	switch {
 	case hasControl(n):
 		return fmt.Sprintf("%s name %q contains a control character", what, n)

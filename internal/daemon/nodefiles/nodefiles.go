@@ -18,6 +18,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/render"
 )
 
 // Well-known locations on a node.
@@ -100,6 +101,9 @@ func FromConfig(cfg ignition.Config) (Set, error) {
 		s.Entries = append(s.Entries, e)
 	}
 	for _, u := range cfg.Systemd.Units {
+		if err := checkUnitNames(u); err != nil {
+			return Set{}, err
+		}
 		s.Entries = append(s.Entries, unitEntries(u)...)
 		s.Units = append(s.Units, Unit{Name: u.Name, Enabled: u.Enabled, Mask: u.Mask != nil && *u.Mask,
 			HasFile: (u.Mask != nil && *u.Mask) || u.Contents != nil})
@@ -114,6 +118,11 @@ func FromConfig(cfg ignition.Config) (Set, error) {
 			s.Entries = append(s.Entries, sshEntry(u.SSHAuthorizedKeys))
 		}
 	}
+	for _, e := range s.Entries {
+		if reason := render.PathProblem(e.Path); reason != "" {
+			return Set{}, fmt.Errorf("refusing the config: %s", reason)
+		}
+	}
 	slices.SortFunc(s.Entries, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
 	for i := 1; i < len(s.Entries); i++ {
 		if s.Entries[i].Path == s.Entries[i-1].Path {
@@ -122,6 +131,22 @@ func FromConfig(cfg ignition.Config) (Set, error) {
 	}
 	slices.SortFunc(s.Units, func(a, b Unit) int { return strings.Compare(a.Name, b.Name) })
 	return s, nil
+}
+
+// checkUnitNames refuses a unit or dropin name that would leave /etc/systemd/system once
+// joined to it (path.Join cleans "../../proc/x.service" into /proc/x.service). Render refuses
+// these too; the agent does not trust that every config it is given was rendered by a
+// controller that did.
+func checkUnitNames(u types.Unit) error {
+	if reason := render.NameProblem("unit", u.Name); reason != "" {
+		return fmt.Errorf("refusing the config: %s", reason)
+	}
+	for _, d := range u.Dropins {
+		if reason := render.NameProblem("dropin", d.Name); reason != "" {
+			return fmt.Errorf("refusing the config: unit %s: %s", u.Name, reason)
+		}
+	}
+	return nil
 }
 
 func fileEntry(f types.File) (Entry, error) {
