@@ -16,6 +16,7 @@ import (
 	"github.com/coreos/ignition/v2/config/util"
 	v3_5 "github.com/coreos/ignition/v2/config/v3_5"
 	"github.com/coreos/ignition/v2/config/v3_5/types"
+	"github.com/coreos/ignition/v2/config/validate"
 )
 
 // Config is the canonical in-memory Ignition config: spec 3.5.
@@ -72,16 +73,29 @@ func Parse(raw []byte) (Config, error) {
 		if problems := append(reportProblems(raw, rpt, version.String()), dups...); err != nil || len(problems) > 0 {
 			return Config{}, failed(problems, err)
 		}
-		return cfg, nil
+		return validCanonical(cfg, nil)
 	case 2:
 		cfg, err := parseV2(raw, version)
 		if err == nil && len(dups) > 0 {
 			err = &ConfigError{Problems: dups}
 		}
-		return cfg, err
+		return validCanonical(cfg, err)
 	default:
 		return Config{}, &ConfigError{Problems: []FieldError{{Path: "ignition.version", Reason: fmt.Sprintf("unsupported Ignition spec version %s (want 2.2 or 3.0–%s)", version, CanonicalVersion)}}}
 	}
+}
+
+// validCanonical checks a config translated up from an older spec as spec 3.5: the library
+// validates only in the spec the config was written in, and a field that spec let be empty may
+// be one 3.5 requires (a spec 3.0 link without a target).
+func validCanonical(cfg Config, err error) (Config, error) {
+	if err != nil {
+		return Config{}, err
+	}
+	if rpt := validate.ValidateWithContext(cfg, nil); rpt.IsFatal() {
+		return Config{}, failed(reportProblems(nil, rpt, CanonicalVersion.String()), nil)
+	}
+	return cfg, nil
 }
 
 // versionProblem says what is wrong with ignition.version in words an admin can act on.
