@@ -1,14 +1,14 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"os/exec"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 // startProcess runs bin/mco with args until the test ends; its output is shown if the test fails.
@@ -16,7 +16,7 @@ func startProcess(t *testing.T, bin string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, args...)
-	out := &lockedBuffer{}
+	out := &testenv.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -44,20 +44,3 @@ func freePort(t *testing.T) int {
 }
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/render"
 	"github.com/mco-dev/mco/internal/server"
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 // serverCase is one raw HTTP/1.1 request to the Machine Config Server. Error responses carry
@@ -115,7 +115,7 @@ func serverRefuses(t *testing.T, r serverCase) error {
 
 // startServer serves the worker pool's rendered config on a real listener, bound as `mco
 // server` binds it (server.Listen with its default header and connection limits).
-func startServer(t *testing.T) (addr string, logs *lockedBuffer) {
+func startServer(t *testing.T) (addr string, logs *testenv.LogBuffer) {
 	t.Helper()
 	pool := testPool("worker")
 	res, err := render.Render(pool, []*mcfgv1.MachineConfig{machineConfig("00-worker-base", "worker", baseConfig)}, render.Options{})
@@ -123,7 +123,7 @@ func startServer(t *testing.T) (addr string, logs *lockedBuffer) {
 	store := server.NewStore(time.Minute)
 	store.Replace(map[string]server.PoolState{"worker": {Served: server.ServedInput{Config: res.Config}, Key: res.Config.Name,
 		Tokens: &server.PoolTokens{Token: poolToken}}})
-	logs = &lockedBuffer{}
+	logs = &testenv.LogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	l, err := server.Listen(server.ListenOptions{InsecureAddress: "127.0.0.1:0"})
 	must(t, err)
@@ -140,21 +140,3 @@ func startServer(t *testing.T) (addr string, logs *lockedBuffer) {
 }
 
 const poolToken = "hostile-token"
-
-// lockedBuffer is a log sink the server's goroutines write while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
