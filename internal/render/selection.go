@@ -32,6 +32,13 @@ func Select(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig) ([]*mcf
 	if err != nil {
 		return nil, &Error{Field: "spec.machineConfigSelector", Reason: fmt.Sprintf("pool %s: %v", pool.Name, err)}
 	}
+	// A malformed nodeSelector would silently select no node at all; render is where a pool's
+	// spec is first looked at, so it is reported here (RenderDegraded) rather than never.
+	if ns := pool.Spec.NodeSelector; ns != nil {
+		if _, err := metav1.LabelSelectorAsSelector(ns); err != nil {
+			return nil, &Error{Field: "spec.nodeSelector", Reason: fmt.Sprintf("pool %s: %v", pool.Name, err)}
+		}
+	}
 	var out []*mcfgv1.MachineConfig
 	for _, mc := range all {
 		if isRendered(mc) || !selector.Matches(labels.Set(mc.Labels)) {

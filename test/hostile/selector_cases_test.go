@@ -12,7 +12,7 @@ import (
 )
 
 // selectorCases give malformed label selectors to the code that parses them: a pool's
-// machineConfigSelector (render.Select, which every render starts with) and the boot image
+// machineConfigSelector and nodeSelector (render.Select, which every render starts with) and the boot image
 // enrollment of MachineConfiguration cluster.
 func selectorCases() []hostileCase {
 	pools := []struct {
@@ -42,6 +42,19 @@ func selectorCases() []hostileCase {
 			},
 		})
 	}
+	cases = append(cases, hostileCase{
+		entry: "render.Select", name: "malformed nodeSelector",
+		want: []string{"pool hostile-selector", "spec.nodeSelector", `"Near" is not a valid label selector operator`},
+		run: func(t *testing.T) error {
+			pool := testPool("hostile-selector")
+			pool.Spec.NodeSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "node-role.kubernetes.io/worker", Operator: "Near"}}}
+			selected, err := render.Select(pool, []*mcfgv1.MachineConfig{machineConfig("00-hostile-selector", "worker", baseConfig)})
+			if len(selected) > 0 {
+				t.Errorf("a pool with a malformed nodeSelector selected %d MachineConfigs", len(selected))
+			}
+			return err
+		},
+	})
 	cases = append(cases, hostileCase{
 		entry: "bootimage.MachineSetEnrollment", name: "malformed Partial selector",
 		want: []string{"spec.managedBootImages.machineManagers.1.selection.partial.machineResourceSelector", `"Bogus" is not a valid label selector operator`},
