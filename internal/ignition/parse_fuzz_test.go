@@ -1,4 +1,4 @@
-package ignition
+package ignition_test
 
 import (
 	"bytes"
@@ -7,12 +7,16 @@ import (
 	"testing"
 
 	"github.com/coreos/ignition/v2/config/validate"
+
+	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/render"
 )
 
 // FuzzParse feeds Parse any document. What succeeds must be within MaxConfigSize, one JSON value
 // when it looks like JSON (no data after it), a spec 3.5 config that validates, and
 // that Parse reads back to the same serialised form (so rendering, which hashes it, is stable);
-// every config Convert serves from it must parse again (a client gets what we could read).
+// every config Convert serves from it must parse again (a client gets what we could read), for
+// configs render lets through to the server (its path rules: not "/", not into /proc...).
 // What fails must fail with a *ConfigError naming at least one reason.
 //
 // Seeds: the f.Add ones below, the spec versions of parse_test.go, and testdata/fuzz/FuzzParse
@@ -30,9 +34,9 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		cfg, err := Parse(raw)
+		cfg, err := ignition.Parse(raw)
 		if err != nil {
-			var ce *ConfigError
+			var ce *ignition.ConfigError
 			if !errors.As(err, &ce) || len(ce.Problems) == 0 {
 				t.Fatalf("Parse(%q): error %T %v is not a ConfigError naming a problem", raw, err, err)
 			}
@@ -46,11 +50,11 @@ func FuzzParse(f *testing.F) {
 		if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '{' && !json.Valid(trimmed) {
 			t.Fatalf("Parse(%q) accepted a document that is not one JSON value", raw)
 		}
-		if len(raw) > MaxConfigSize {
+		if len(raw) > ignition.MaxConfigSize {
 			t.Fatalf("Parse accepted a config of %d bytes, over MaxConfigSize", len(raw))
 		}
-		if cfg.Ignition.Version != CanonicalVersion.String() {
-			t.Fatalf("Parse(%q) gave spec %q, want %s", raw, cfg.Ignition.Version, CanonicalVersion)
+		if cfg.Ignition.Version != ignition.CanonicalVersion.String() {
+			t.Fatalf("Parse(%q) gave spec %q, want %s", raw, cfg.Ignition.Version, ignition.CanonicalVersion)
 		}
 		if rpt := validate.ValidateWithContext(cfg, nil); rpt.IsFatal() {
 			t.Fatalf("Parse(%q) accepted a config that does not validate: %s", raw, rpt)
@@ -59,7 +63,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse(%q) gave a config that does not serialise: %v", raw, err)
 		}
-		again, err := Parse(js)
+		again, err := ignition.Parse(js)
 		if err != nil {
 			t.Fatalf("Parse(%q) serialised as %s does not parse again: %v", raw, js, err)
 		}
@@ -67,14 +71,37 @@ func FuzzParse(f *testing.F) {
 		if js2, _ := json.Marshal(again); !bytes.Equal(js2, js) {
 			t.Fatalf("Parse(%q) is not stable through serialisation:\n first %s\n again %s", raw, js, js2)
 		}
-		for _, v := range ServableVersions {
-			out, err := Convert(cfg, v)
+		if !servable(cfg) {
+			return
+		}
+		for _, v := range ignition.ServableVersions {
+			out, err := ignition.Convert(cfg, v)
 			if err != nil {
 				continue // down-conversion refuses what the older spec cannot express
 			}
-			if _, err := Parse(out); err != nil {
+			if _, err := ignition.Parse(out); err != nil {
 				t.Fatalf("Parse(%q) converted to spec %s as %s does not parse: %v", raw, v, out, err)
 			}
 		}
 	})
+}
+
+// servable says whether render would let cfg's paths through to the server.
+func servable(cfg ignition.Config) bool {
+	var paths []string
+	for _, f := range cfg.Storage.Files {
+		paths = append(paths, f.Path)
+	}
+	for _, d := range cfg.Storage.Directories {
+		paths = append(paths, d.Path)
+	}
+	for _, l := range cfg.Storage.Links {
+		paths = append(paths, l.Path)
+	}
+	for _, p := range paths {
+		if render.PathProblem(p) != "" {
+			return false
+		}
+	}
+	return true
 }

@@ -143,6 +143,9 @@ func PathProblem(p string) string {
 	if hasControl(p) {
 		return fmt.Sprintf("path %q contains a control character", p)
 	}
+	if p == "/" {
+		return "path / is the root itself: no file, directory or link can take its place"
+	}
 	for _, fs := range kernelFileSystems {
 		if p == fs || strings.HasPrefix(p, fs+"/") {
 			return fmt.Sprintf("%s is under %s, a kernel file system: a write there is a command to the running kernel, not a file, and is refused", p, fs)
