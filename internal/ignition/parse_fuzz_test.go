@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/coreos/ignition/v2/config/validate"
@@ -79,6 +80,9 @@ func FuzzParse(f *testing.F) {
 			if err != nil {
 				continue // down-conversion refuses what the older spec cannot express
 			}
+			if v.Major == 2 && linkPrefixQuirk(cfg) {
+				continue
+			}
 			if _, err := ignition.Parse(out); err != nil {
 				t.Fatalf("Parse(%q) converted to spec %s as %s does not parse: %v", raw, v, out, err)
 			}
@@ -88,6 +92,32 @@ func FuzzParse(f *testing.F) {
 
 // servable says whether render would let cfg's paths through to the server.
 func servable(cfg ignition.Config) bool {
+	for _, p := range nodePaths(cfg) {
+		if render.PathProblem(p) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// linkPrefixQuirk says whether a path of cfg starts with the text of a link's path without being
+// under it (/etc/foo-bar and a link /etc/foo). ign-converter's spec 2.x→3.0 translation, which
+// Parse uses for spec 2.x as OpenShift does, takes such a path for one under the link and refuses
+// the config ("uses link defined in config"); Ignition clients have no such check, so only
+// reading our own 2.2 output back trips on it.
+func linkPrefixQuirk(cfg ignition.Config) bool {
+	for _, l := range cfg.Storage.Links {
+		for _, p := range nodePaths(cfg) {
+			if p != l.Path && strings.HasPrefix(p, l.Path) && !strings.HasPrefix(p, l.Path+"/") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nodePaths lists the paths of cfg's files, directories and links.
+func nodePaths(cfg ignition.Config) []string {
 	var paths []string
 	for _, f := range cfg.Storage.Files {
 		paths = append(paths, f.Path)
@@ -98,10 +128,5 @@ func servable(cfg ignition.Config) bool {
 	for _, l := range cfg.Storage.Links {
 		paths = append(paths, l.Path)
 	}
-	for _, p := range paths {
-		if render.PathProblem(p) != "" {
-			return false
-		}
-	}
-	return true
+	return paths
 }
