@@ -70,8 +70,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveConfig answers /config/<pool>: 404 for unknown pools, 403 without a valid token (see
-// authorize; each refusal is one audit log line and counted by reason), 400 for an Accept header naming a spec we cannot serve, 500 when the
-// config cannot be built, 304 for a matching If-None-Match, else the cached bytes.
+// authorize; each refusal is one audit log line and counted by reason), 400 for an Accept
+// header naming a spec we cannot serve, 500 when the config cannot be built, 304 for a
+// matching If-None-Match, else the cached bytes.
 func (h *Handler) serveConfig(w http.ResponseWriter, r *http.Request, pool string) {
 	start := h.now()
 	if !h.store.Loaded() {

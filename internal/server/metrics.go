@@ -13,6 +13,9 @@ type Metrics struct {
 	// refused counts 403s by pool and Refusal, so a scraper or a machine with a stale token
 	// shows up without reading logs.
 	refused *prometheus.CounterVec
+	// rateLimited counts /config/ requests answered 503 by the per-client rate limit, which
+	// happens before a pool is looked up (so it has no pool label).
+	rateLimited prometheus.Counter
 }
 
 // NewMetrics creates the collectors and registers them with reg (nil: not registered, for tests).
@@ -35,9 +38,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "mcs_config_requests_refused_total",
 			Help: "Config requests refused with 403, by pool and reason: no-token-configured, missing-authorization or invalid-token.",
 		}, []string{"pool", "reason"}),
+		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcs_config_requests_rate_limited_total",
+			Help: "Requests for /config/ refused (503 with Retry-After) because their client address was over --rate-limit.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.bytes, m.latency, m.refused)
+		reg.MustRegister(m.requests, m.bytes, m.latency, m.refused, m.rateLimited)
 	}
 	return m
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 )
 
@@ -120,18 +119,11 @@ func (c *clientLimiter) tracked() int {
 // Retry-After before they reach the handler (so token guesses are limited too). 503, not 429:
 // Ignition retries a config fetch on 5xx only, so a limited machine that is booting waits
 // and tries again instead of failing its boot. Other paths (/healthz) are never limited.
-func limitConfigRequests(next http.Handler, limit RateLimit, reg prometheus.Registerer, log *slog.Logger) http.Handler {
+func limitConfigRequests(next http.Handler, limit RateLimit, metrics *Metrics, log *slog.Logger) http.Handler {
 	if limit.PerSecond <= 0 {
 		return next
 	}
 	limiter := newClientLimiter(limit, time.Now)
-	limited := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "mcs_config_requests_rate_limited_total",
-		Help: "Requests for /config/ refused (503 with Retry-After) because their client address was over --rate-limit.",
-	})
-	if reg != nil {
-		reg.MustRegister(limited)
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, configPathPrefix) {
 			next.ServeHTTP(w, r)
@@ -143,7 +135,7 @@ func limitConfigRequests(next http.Handler, limit RateLimit, reg prometheus.Regi
 			next.ServeHTTP(w, r)
 			return
 		}
-		limited.Inc()
+		metrics.rateLimited.Inc()
 		if refused.log {
 			log.Warn("rate limited config requests (further refusals of this client are not logged for a minute)",
 				"audit", true, "client", addr, "path", r.URL.Path, "userAgent", r.UserAgent(), "retryAfter", refused.retryAfter.String())

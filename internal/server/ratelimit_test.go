@@ -101,7 +101,7 @@ func TestClientLimiterForgetsIdleClients(t *testing.T) {
 func TestRateLimitLetsAFleetThroughAndStopsAScraper(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	reg := prometheus.NewRegistry()
-	h := limitConfigRequests(ok, RateLimit{PerSecond: DefaultRateLimitPerSecond, Burst: DefaultRateLimitBurst}, reg, discardLogger())
+	h := limitConfigRequests(ok, RateLimit{PerSecond: DefaultRateLimitPerSecond, Burst: DefaultRateLimitBurst}, NewMetrics(reg), discardLogger())
 	get := func(addr, path string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.RemoteAddr = addr
@@ -171,7 +171,7 @@ func TestRealIgnitionWaitsOutTheRateLimit(t *testing.T) {
 	writeFile(t, tokensFile, "worker:\n  token: "+e2eToken+"\n")
 
 	url := startTLSServer(t, ca, BootstrapOptions{Dir: bootstrapDir, TokensFile: tokensFile}, func(h http.Handler) http.Handler {
-		return limitConfigRequests(h, RateLimit{PerSecond: 0.5, Burst: 1}, nil, discardLogger())
+		return limitConfigRequests(h, RateLimit{PerSecond: 0.5, Burst: 1}, NewMetrics(nil), discardLogger())
 	})
 
 	// Use up 127.0.0.1's one token, so Ignition's first attempt is refused.

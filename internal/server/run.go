@@ -45,7 +45,8 @@ func Run(ctx context.Context, source Source, opts Options) error {
 		log.Warn("--allow-unauthenticated: pools without a token are served, with the bootstrap kubeconfig their configs embed, to anyone who can reach the port")
 	}
 	store := NewStore(opts.TokenOverlap)
-	handler := limitConfigRequests(NewHandler(store, NewMetrics(reg), log).withUnauthenticated(opts.AllowUnauthenticated), opts.RateLimit, reg, log)
+	metrics := NewMetrics(reg)
+	handler := limitConfigRequests(NewHandler(store, metrics, log).withUnauthenticated(opts.AllowUnauthenticated), opts.RateLimit, metrics, log)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
