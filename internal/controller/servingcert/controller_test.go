@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -204,8 +205,12 @@ func (s state) verify(t *testing.T, now time.Time) {
 
 func (s state) verifyErr(now time.Time) error {
 	certs, err := parsePEM([]byte(s.serving.Data[core.KeyTLSCert]))
-	if err != nil || len(certs) == 0 {
+	switch {
+	case err != nil:
 		return err
+	case len(certs) == 0:
+		// Not nil: a tls.crt without a certificate (the corrupted one below) must not pass.
+		return fmt.Errorf("%s holds no certificate", core.KeyTLSCert)
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM([]byte(s.bundle.Data[core.KeyBundle]))
