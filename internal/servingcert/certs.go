@@ -16,26 +16,20 @@ import (
 	"time"
 )
 
-// authority is a CA this core signs with: its certificate and key, and their PEM as stored.
-type authority struct {
+// keyPair is a certificate and its key, and their PEM as stored.
+type keyPair struct {
 	cert    *x509.Certificate
 	certPEM []byte
-	keyPEM  []byte
 	key     *ecdsa.PrivateKey
+	keyPEM  []byte
 }
+
+// authority is a CA this core signs with.
+type authority struct{ keyPair }
 
 // issueCA makes a self-signed CA valid from now (backdated) for p.CAValidity.
 func issueCA(now time.Time, p Policy) (*authority, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generating CA key: %w", err)
-	}
-	serial, err := newSerial()
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
+	pair, err := signNew("CA", &x509.Certificate{
 		// A distinct name per CA, so a bundle of old and new CAs is readable by humans and
 		// clients that match issuers by name.
 		Subject:               pkix.Name{CommonName: fmt.Sprintf("mco machine-config-server CA %d", now.Unix())},
@@ -45,10 +39,48 @@ func issueCA(now time.Time, p Policy) (*authority, error) {
 		BasicConstraintsValid: true,
 		MaxPathLenZero:        true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("signing CA certificate: %w", err)
+		return nil, err
+	}
+	return &authority{*pair}, nil
+}
+
+// issueServing signs a serving certificate for names with ca, valid for p.ServingValidity
+// but never beyond the CA.
+func issueServing(ca *authority, names Names, now time.Time, p Policy) (*keyPair, error) {
+	notAfter := now.Add(p.ServingValidity)
+	if notAfter.After(ca.cert.NotAfter) {
+		notAfter = ca.cert.NotAfter
+	}
+	return signNew("serving", &x509.Certificate{
+		Subject:     pkix.Name{CommonName: names.first()},
+		DNSNames:    names.DNS,
+		IPAddresses: names.IPs,
+		NotBefore:   now.Add(-backdate),
+		NotAfter:    notAfter,
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, ca)
+}
+
+// signNew generates a P-256 key and a certificate for it from tmpl (given a random serial),
+// signed by ca, or self-signed when ca is nil. what names the certificate in errors.
+func signNew(what string, tmpl *x509.Certificate, ca *authority) (*keyPair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating %s key: %w", what, err)
+	}
+	if tmpl.SerialNumber, err = newSerial(); err != nil {
+		return nil, err
+	}
+	parent, parentKey := tmpl, key
+	if ca != nil {
+		parent, parentKey = ca.cert, ca.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		return nil, fmt.Errorf("signing %s certificate: %w", what, err)
 	}
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
@@ -58,54 +90,7 @@ func issueCA(now time.Time, p Policy) (*authority, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &authority{cert: cert, certPEM: encodeCert(der), keyPEM: keyPEM, key: key}, nil
-}
-
-// issued is a serving certificate and its key.
-type issued struct {
-	leaf    *x509.Certificate
-	leafPEM []byte
-	keyPEM  []byte
-}
-
-// issueServing signs a serving certificate for names with ca, valid for p.ServingValidity
-// but never beyond the CA.
-func issueServing(ca *authority, names Names, now time.Time, p Policy) (*issued, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("generating serving key: %w", err)
-	}
-	serial, err := newSerial()
-	if err != nil {
-		return nil, err
-	}
-	notAfter := now.Add(p.ServingValidity)
-	if notAfter.After(ca.cert.NotAfter) {
-		notAfter = ca.cert.NotAfter
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: names.first()},
-		DNSNames:     names.DNS,
-		IPAddresses:  names.IPs,
-		NotBefore:    now.Add(-backdate),
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		return nil, fmt.Errorf("signing serving certificate: %w", err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	keyPEM, err := encodeKey(key)
-	if err != nil {
-		return nil, err
-	}
-	return &issued{leaf: leaf, leafPEM: encodeCert(der), keyPEM: keyPEM}, nil
+	return &keyPair{cert: cert, certPEM: encodeCert(der), key: key, keyPEM: keyPEM}, nil
 }
 
 func newSerial() (*big.Int, error) {
@@ -190,7 +175,7 @@ func parseAuthority(data map[string][]byte, certKey, keyKey string) (*authority,
 	if !key.PublicKey.Equal(cert.PublicKey) {
 		return nil, fmt.Errorf("key %s: does not match the certificate in %s", keyKey, certKey)
 	}
-	return &authority{cert: cert, certPEM: encodeCert(cert.Raw), keyPEM: pem.EncodeToMemory(block), key: key}, nil
+	return &authority{keyPair{cert: cert, certPEM: encodeCert(cert.Raw), key: key, keyPEM: pem.EncodeToMemory(block)}}, nil
 }
 
 // parseServing reads a serving certificate (the first certificate of certPEM) and checks the

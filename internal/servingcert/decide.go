@@ -283,7 +283,7 @@ func (d *decision) writeServing(ca *authority, bundle []byte) error {
 		if err != nil {
 			return err
 		}
-		leaf, leafPEM, keyPEM = cert.leaf, cert.leafPEM, cert.keyPEM
+		leaf, leafPEM, keyPEM = cert.cert, cert.certPEM, cert.keyPEM
 		if !obj.Exists {
 			d.event(ServingSecret, false, ReasonIssued, "issued a certificate for %s signed by CA %q, valid until %s", d.in.Names, ca.cert.Subject.CommonName, leaf.NotAfter.UTC().Format(time.RFC3339))
 		}
