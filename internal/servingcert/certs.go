@@ -1,6 +1,7 @@
 package servingcert
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -120,7 +121,7 @@ func parseCerts(data []byte) ([]*x509.Certificate, error) {
 		var block *pem.Block
 		block, rest = pem.Decode(rest)
 		if block == nil {
-			if len(trimSpace(rest)) > 0 {
+			if len(bytes.TrimSpace(rest)) > 0 {
 				return nil, errors.New("data after the last PEM block")
 			}
 			break
@@ -138,13 +139,6 @@ func parseCerts(data []byte) ([]*x509.Certificate, error) {
 		return nil, errors.New("no PEM certificate")
 	}
 	return certs, nil
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t') {
-		b = b[1:]
-	}
-	return b
 }
 
 // parseAuthority reads a CA certificate and its key from data[certKey] and data[keyKey].
