@@ -73,6 +73,7 @@ func Decide(in Input) (Plan, error) {
 		return plan, nil
 	}
 	d := &decision{in: in}
+	d.published, d.publishedErr = publishedTimes(in.Bundle)
 	cas, err := d.authorities()
 	if err != nil {
 		return Plan{}, err
@@ -106,6 +107,10 @@ type decision struct {
 	in   Input
 	plan Plan
 	next time.Time
+	// published is when the stored bundle first held each CA it holds (see publishedTimes);
+	// publishedErr says why its annotation was unreadable.
+	published    map[string]time.Time
+	publishedErr error
 }
 
 func (d *decision) event(about Which, warning bool, reason, format string, args ...any) {
@@ -163,7 +168,7 @@ func (d *decision) authorities() (authorities, error) {
 		d.event(CASecret, false, ReasonCAIssued, "issued CA %q, valid until %s", cas.current.cert.Subject.CommonName, cas.current.cert.NotAfter.UTC().Format(time.RFC3339))
 	}
 	if cas.next != nil {
-		published, ok := d.publishedAt(cas.next.cert)
+		published, ok := d.published[fingerprint(cas.next.cert)]
 		if ok && !now.Before(published.Add(p.Overlap)) {
 			d.event(CASecret, false, ReasonCARotated, "signing with CA %q, in the published bundle since %s; CA %q stays in the bundle until it expires at %s",
 				cas.next.cert.Subject.CommonName, published.UTC().Format(time.RFC3339), cas.current.cert.Subject.CommonName, cas.current.cert.NotAfter.UTC().Format(time.RFC3339))
@@ -227,14 +232,13 @@ func (cas authorities) bundle() []*x509.Certificate {
 func (d *decision) writeBundle(cas authorities) []byte {
 	certs := cas.bundle()
 	pemData := concatPEM(certs)
-	published, invalid := d.published()
-	if invalid != nil {
-		d.event(BundleConfigMap, true, ReasonBundleCorrected, "annotation %s: %v; counting the overlap of its CAs from now", AnnotationPublished, invalid)
+	if d.publishedErr != nil {
+		d.event(BundleConfigMap, true, ReasonBundleCorrected, "annotation %s: %v; counting the overlap of its CAs from now", AnnotationPublished, d.publishedErr)
 	}
 	times := map[string]string{}
 	for _, c := range certs {
 		fp := fingerprint(c)
-		if t, ok := published[fp]; ok {
+		if t, ok := d.published[fp]; ok {
 			times[fp] = t.UTC().Format(time.RFC3339)
 		} else {
 			times[fp] = d.in.Now.UTC().Format(time.RFC3339)
@@ -300,18 +304,10 @@ func (d *decision) writeServing(ca *authority, bundle []byte) error {
 	return nil
 }
 
-// publishedAt is when the published bundle first held cert, if it holds it now.
-func (d *decision) publishedAt(cert *x509.Certificate) (time.Time, bool) {
-	published, _ := d.published()
-	t, ok := published[fingerprint(cert)]
-	return t, ok
-}
-
-// published maps each CA the stored bundle holds to when it was first published, from the
+// publishedTimes maps each CA the stored bundle holds to when it was first published, from the
 // annotation; a CA the annotation names but the bundle does not hold is left out. An
 // unreadable annotation counts as none, so every overlap starts again: late, never early.
-func (d *decision) published() (map[string]time.Time, error) {
-	b := d.in.Bundle
+func publishedTimes(b Object) (map[string]time.Time, error) {
 	if !b.Exists {
 		return nil, nil
 	}
