@@ -1,15 +1,15 @@
 package apply
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"reflect"
 	"strconv"
 	"strings"
+
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/mco-dev/mco/internal/daemon/nodefiles"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
@@ -98,16 +98,14 @@ func readJournal(r *noderoot.Root) (*journal, error) {
 // rolled back.
 func decodeJournal(data []byte) (*journal, error) {
 	var j journal
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&j)
-	if err == nil {
-		if _, terr := dec.Token(); terr != io.EOF {
-			err = errors.New("data after the journal")
-		}
-	}
+	// encoding/json would match keys case-insensitively and let a repeated key silently win;
+	// the strict decoder refuses both, and unknown fields (all it lists, named by full path).
+	strict, err := sigsjson.UnmarshalStrict(data, &j)
 	if err != nil {
-		return nil, journalError("", decodeReason(err))
+		return nil, journalError("", decodeReason(data, err))
+	}
+	if len(strict) > 0 {
+		return nil, journalError("", strictReason(strict))
 	}
 	if field, reason := j.problem(); reason != "" {
 		return nil, journalError(field, reason)
@@ -122,8 +120,8 @@ func journalError(field, reason string) error {
 	return fmt.Errorf("corrupt journal %s: %s", JournalPath, reason)
 }
 
-// decodeReason says why the journal did not decode, naming the field where encoding/json knows it.
-func decodeReason(err error) string {
+// decodeReason says why the journal did not decode, naming the field where the decoder knows it.
+func decodeReason(data []byte, err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
 		want := "an object"
@@ -139,13 +137,35 @@ func decodeReason(err error) string {
 		}
 		return fmt.Sprintf("%s: got a JSON %s, want %s", te.Field, te.Value, want)
 	}
-	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return "unknown field " + field + " (a journal of another agent version?)"
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return "truncated: " + err.Error()
+	if syntax, off := sigsjson.SyntaxErrorOffset(err); syntax {
+		switch {
+		case off >= int64(len(data)):
+			return "truncated: " + err.Error()
+		case strings.Contains(err.Error(), "after top-level value"):
+			return "data after the journal: " + err.Error()
+		}
 	}
 	return err.Error()
+}
+
+// strictReason names what the strict decoder refused: a key no field takes (or one differing
+// from it only in case), or a key given twice, whose first value would silently be dropped.
+func strictReason(errs []error) string {
+	reasons := make([]string, len(errs))
+	for i, e := range errs {
+		reasons[i] = e.Error()
+		var fe sigsjson.FieldError
+		if !errors.As(e, &fe) {
+			continue
+		}
+		field := strings.NewReplacer("[", ".", "]", "").Replace(fe.FieldPath())
+		if strings.HasPrefix(e.Error(), "duplicate field") {
+			reasons[i] = fmt.Sprintf("key %q is given more than once", field)
+		} else {
+			reasons[i] = fmt.Sprintf("unknown field %q (a journal of another agent version?)", field)
+		}
+	}
+	return strings.Join(reasons, "; ")
 }
 
 // problem names the first field of j a rollback must not act on, and why.
