@@ -120,7 +120,7 @@ func (r *Reconciler) create(ctx context.Context, pool *mcfgv1.MachineConfigPool,
 		return reconcile.Result{}, fmt.Errorf("creating %s: %w", key, err)
 	}
 	r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonTokenIssued, "Created %s with a new Machine Config Server token", key)
-	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
+	return reconcile.Result{RequeueAfter: recheck(plan.RequeueAfter)}, nil
 }
 
 func (r *Reconciler) update(ctx context.Context, pool *mcfgv1.MachineConfigPool, existing *corev1.Secret) (reconcile.Result, error) {
@@ -129,7 +129,7 @@ func (r *Reconciler) update(ctx context.Context, pool *mcfgv1.MachineConfigPool,
 	desired := existing.DeepCopy()
 	apply(desired, pool, plan.Desired)
 	if equality.Semantic.DeepEqual(existing, desired) {
-		return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
+		return reconcile.Result{RequeueAfter: recheck(plan.RequeueAfter)}, nil
 	}
 	if err := r.Client.Update(ctx, desired); err != nil {
 		return reconcile.Result{}, fmt.Errorf("updating %s: %w", client.ObjectKeyFromObject(existing), err)
@@ -139,7 +139,18 @@ func (r *Reconciler) update(ctx context.Context, pool *mcfgv1.MachineConfigPool,
 		what = strings.Join(plan.Changes, "; ")
 	}
 	r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonTokenUpdated, "%s/%s: %s", existing.Namespace, existing.Name, what)
-	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
+	return reconcile.Result{RequeueAfter: recheck(plan.RequeueAfter)}, nil
+}
+
+// maxRecheck bounds the wait for the next rotation or expiry: timers do not count time a machine
+// spends suspended, and a month-long timer would let a token outlive its lifetime by that much.
+const maxRecheck = time.Hour
+
+func recheck(due time.Duration) time.Duration {
+	if due <= 0 || due > maxRecheck {
+		return maxRecheck
+	}
+	return due
 }
 
 // apply writes state, the managed label and the pool's ownerReference into secret.
