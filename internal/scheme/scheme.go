@@ -1,11 +1,13 @@
 // Package scheme holds the one runtime.Scheme every mco component uses: the Kubernetes core
-// types plus the OpenShift API groups mco speaks (machineconfiguration, operator, machine).
+// types plus the OpenShift API groups mco speaks (machineconfiguration, operator, machine, config).
 package scheme
 
 import (
+	configv1 "github.com/openshift/api/config/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
+	operatorv1alpha1 "github.com/openshift/api/operator/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -27,6 +29,10 @@ func New() *runtime.Scheme {
 	utilruntime.Must(mcfgv1.Install(s))
 	utilruntime.Must(operatorv1.Install(s))
 	utilruntime.Must(machinev1beta1.Install(s))
+	// Image mirrors, image registry policy and, on OpenShift, ClusterOperator and APIServer.
+	utilruntime.Must(configv1.Install(s))
+	// The legacy ImageContentSourcePolicy.
+	utilruntime.Must(operatorv1alpha1.Install(s))
 	return s
 }
 
