@@ -20,6 +20,7 @@ import (
 
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	draincontroller "github.com/mco-dev/mco/internal/controller/drain"
+	machineconfignodecontroller "github.com/mco-dev/mco/internal/controller/machineconfignode"
 	nodecontroller "github.com/mco-dev/mco/internal/controller/node"
 	rendercontroller "github.com/mco-dev/mco/internal/controller/render"
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
@@ -95,6 +96,10 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := setupRollout(mgr, opts.Node, opts.Drain); err != nil {
 		return nil, err
+	}
+	mcn := &machineconfignodecontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("mco-machineconfignode-controller")}
+	if err := mcn.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("machineconfignode controller: %w", err)
 	}
 	if opts.UserData != nil {
 		if err := setupUserData(mgr, *opts.UserData); err != nil {

@@ -1,0 +1,140 @@
+package machineconfignode
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/mco-dev/mco/internal/machineconfignode"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollout"
+)
+
+// ReasonInvalidDesiredConfig is the Warning event on a Node whose desiredConfig annotation
+// cannot be a MachineConfigNode's desired config.
+const ReasonInvalidDesiredConfig = "InvalidDesiredConfig"
+
+// Reconciler keeps one Node's MachineConfigNode per reconcile; requests are Node names, which
+// are also the objects' names.
+type Reconciler struct {
+	Client   client.Client
+	Recorder record.EventRecorder
+}
+
+// SetupWithManager registers the controller: Nodes whose labels (pool membership) or
+// desiredConfig changed, MachineConfigNodes whose spec changed or that were deleted (put back),
+// and pools whose selector may have moved nodes (every Node again).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("machineconfignode").
+		For(&corev1.Node{}, builder.WithPredicates(nodeChange)).
+		Watches(&mcfgv1.MachineConfigNode{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allNodes), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
+		Complete(r)
+}
+
+// nodeChange drops Node updates that cannot change its MachineConfigNode: heartbeats, the
+// agent's annotations, cordons.
+var nodeChange = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld.(*corev1.Node), e.ObjectNew.(*corev1.Node)
+		return !maps.Equal(o.Labels, n.Labels) ||
+			o.Annotations[protocol.DesiredConfigAnnotation] != n.Annotations[protocol.DesiredConfigAnnotation]
+	},
+}
+
+// Reconcile creates, updates or deletes the Node's MachineConfigNode.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	have := &mcfgv1.MachineConfigNode{}
+	if err := r.Client.Get(ctx, req.NamespacedName, have); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return reconcile.Result{}, err
+		}
+		have = nil
+	}
+	want, keep, err := r.wanted(ctx, req.Name)
+	if err != nil || keep {
+		return reconcile.Result{}, err
+	}
+	switch {
+	case want == nil && have == nil:
+		return reconcile.Result{}, nil
+	case want == nil:
+		// The Node is gone or no pool manages it. The garbage collector would delete the object
+		// with its Node, but not when the Node only left its pools.
+		err := r.Client.Delete(ctx, have, client.Preconditions{UID: &have.UID})
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	case have == nil:
+		err := r.Client.Create(ctx, want)
+		if apierrors.IsAlreadyExists(err) {
+			return reconcile.Result{RequeueAfter: time.Second}, nil // the cache is behind
+		}
+		return reconcile.Result{}, err
+	}
+	next, changed := machineconfignode.Reconciled(have, want)
+	if !changed {
+		return reconcile.Result{}, nil
+	}
+	// A merge patch of spec and owners only: the agent writes the status concurrently.
+	if err := r.Client.Patch(ctx, next, client.MergeFrom(have)); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	return reconcile.Result{}, nil
+}
+
+// wanted is the MachineConfigNode the named Node should have, nil for none (the Node is gone
+// or has no pool). keep: leave whatever there is alone, the Node's desiredConfig is no name
+// (reported as a Warning event on it; the next change of the annotation is looked at again).
+func (r *Reconciler) wanted(ctx context.Context, name string) (want *mcfgv1.MachineConfigNode, keep bool, err error) {
+	node := &corev1.Node{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		return nil, false, client.IgnoreNotFound(err)
+	}
+	if !node.DeletionTimestamp.IsZero() {
+		return nil, false, nil
+	}
+	var pools mcfgv1.MachineConfigPoolList
+	if err := r.Client.List(ctx, &pools); err != nil {
+		return nil, false, err
+	}
+	ps := make([]*mcfgv1.MachineConfigPool, len(pools.Items))
+	for i := range pools.Items {
+		ps[i] = &pools.Items[i]
+	}
+	// Two custom pools: the node controller leaves the node alone and reports it.
+	pool, _ := rollout.PrimaryPool(node, ps)
+	want, err = machineconfignode.For(node, pool)
+	if err != nil {
+		r.Recorder.Event(node, corev1.EventTypeWarning, ReasonInvalidDesiredConfig, fmt.Sprintf("MachineConfigNode not written: %v", err))
+		return nil, true, nil
+	}
+	return want, false, nil
+}
+
+func (r *Reconciler) allNodes(ctx context.Context, _ client.Object) []reconcile.Request {
+	var nodes corev1.NodeList
+	if err := r.Client.List(ctx, &nodes); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing nodes for a pool event")
+		return nil
+	}
+	reqs := make([]reconcile.Request, len(nodes.Items))
+	for i, n := range nodes.Items {
+		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: n.Name}}
+	}
+	return reqs
+}
