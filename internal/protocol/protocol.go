@@ -79,6 +79,10 @@ const (
 	RequiredForUpgradeLabel = "operator.machineconfiguration.openshift.io/required-for-upgrade"
 	// PoolLabelPrefix + pool name is set on each built-in pool.
 	PoolLabelPrefix = "pools.operator.machineconfiguration.openshift.io/"
+	// EtcdIndexTemplatingAnnotation (mco only), "true" or "false" on a pool: whether
+	// /config/<pool>?etcd_index=N executes the pool's contents as templates (seed 003). Master
+	// templates unless it says "false"; any other pool only when it says "true".
+	EtcdIndexTemplatingAnnotation = prefix + "etcd-index-templating"
 )
 
 // Taints and node labels.

@@ -84,6 +84,9 @@ func loadBootstrapPool(dir, poolFile string) (PoolState, error) {
 	if err := readYAML(poolFile, &pool); err != nil {
 		return PoolState{}, err
 	}
+	// Served under its file's name, whatever metadata.name says: that is the name the etcd_index
+	// default goes by too.
+	pool.Name = strings.TrimSuffix(filepath.Base(poolFile), ".yaml")
 	rendered := pool.Status.Configuration.Name
 	if rendered == "" {
 		rendered = pool.Spec.Configuration.Name
@@ -106,7 +109,7 @@ func loadBootstrapPool(dir, poolFile string) (PoolState, error) {
 	if mc.Name == "" {
 		mc.Name = rendered
 	}
-	return PoolState{Served: ServedInput{Config: &mc}, Key: contentKey(raw)}, nil
+	return PoolState{Served: ServedInput{Config: &mc}, Key: contentKey(raw), EtcdIndex: EtcdIndexOf(&pool)}, nil
 }
 
 // bootstrapKubeletCA is the API server serving CA from the optional ControllerConfig file.

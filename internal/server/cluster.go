@@ -182,6 +182,7 @@ func (s *clusterSource) snapshot(ctx context.Context) (map[string]PoolState, err
 			tokens = &PoolTokens{}
 		}
 		state.Tokens = tokens
+		state.EtcdIndex = EtcdIndexOf(pool)
 		states[pool.Name] = state
 	}
 	return states, nil

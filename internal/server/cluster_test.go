@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/mco-dev/mco/internal/etcdindex"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
@@ -176,6 +177,18 @@ func TestClusterMode(t *testing.T) {
 	t.Log("a deleted pull secret is no longer served")
 	must(t, c.Delete(ctx, pullSecret))
 	waitFor(t, servedPullSecret(""))
+
+	t.Log("annotating the pool makes its etcd_index requests templated")
+	templated := func() bool {
+		rec := do(h, "GET", "/config/worker?etcd_index=4", "Authorization", "Bearer cluster-token", "Accept", accept34)
+		return rec.Code == 200 && strings.Contains(rec.Body.String(), `"path":"`+etcdindex.IndexPath+`"`)
+	}
+	if templated() {
+		t.Fatal("a worker pool without the annotation templated")
+	}
+	pool.Annotations = map[string]string{protocol.EtcdIndexTemplatingAnnotation: "true"}
+	must(t, c.Update(ctx, pool))
+	waitFor(t, templated)
 
 	t.Log("a deleted pool is no longer served")
 	must(t, c.Delete(ctx, pool))

@@ -90,6 +90,7 @@ func LoadFromDir(opts FromDirOptions, parses *render.ParseCache, log *slog.Logge
 		}
 		state.addExtras(extras, extrasKey)
 		state.Tokens = tokensFor(tokens, pool.Name)
+		state.EtcdIndex = EtcdIndexOf(pool)
 		states[pool.Name] = state
 	}
 	return states, nil

@@ -1,27 +1,35 @@
 package server
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mco-dev/mco/internal/etcdindex"
 )
 
 const configPathPrefix = "/config/"
 
 var (
 	contentTypeJSON = []string{"application/json"}
+	contentTypeText = []string{"text/plain; charset=utf-8"}
+	noSniff         = []string{"nosniff"}
 	zeroLength      = []string{"0"}
 )
 
 // Handler answers the Machine Config Server's HTTP API:
 //
-//	GET|HEAD /config/<pool>  the pool's config as Ignition (see ServeConfig)
-//	GET|HEAD /healthz        200
-//	anything else            404; methods other than GET and HEAD get 405
+//	GET|HEAD /config/<pool>              the pool's config as Ignition (see serveConfig)
+//	GET|HEAD /config/<pool>?etcd_index=N  the same, templated with N where the pool allows it
+//	GET|HEAD /healthz                    200
+//	anything else                        404; methods other than GET and HEAD get 405
 //
 // Error responses have empty bodies, as in the original: a booting machine logs only the code.
+// The exception are etcd_index refusals, which carry their reason as one line of text.
 //
 // A pool without a token configured is refused (403) unless allowUnauthenticated: its config
 // embeds the bootstrap kubeconfig, which must not go to whoever can reach the port.
@@ -71,8 +79,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveConfig answers /config/<pool>: 404 for unknown pools, 403 without a valid token (see
 // authorize; each refusal is one audit log line and counted by reason), 400 for an Accept
-// header naming a spec we cannot serve, 500 when the config cannot be built, 304 for a
-// matching If-None-Match, else the cached bytes.
+// header naming a spec we cannot serve or a malformed etcd_index (on pools that template it),
+// 500 when the config cannot be built (a content that cannot be templated is named in the body
+// and counted), 304 for a matching If-None-Match, else the cached bytes: per spec version, and
+// per (index, spec version) for etcd_index requests.
 func (h *Handler) serveConfig(w http.ResponseWriter, r *http.Request, pool string) {
 	start := h.now()
 	if !h.store.Loaded() {
@@ -115,9 +125,34 @@ func (h *Handler) serveConfig(w http.ResponseWriter, r *http.Request, pool strin
 		h.finish(w, pool, http.StatusBadRequest, "", start)
 		return
 	}
-	resp, err := entry.response(version)
+	index, templated, reason := requestedEtcdIndex(r.URL, entry.state.EtcdIndex)
+	if reason != nil {
+		code := http.StatusBadRequest
+		if errors.Is(reason, errEtcdIndexPolicy) {
+			code = http.StatusInternalServerError
+			h.log.Error("cannot template config", "pool", pool, "err", reason)
+		} else {
+			h.log.Info("bad etcd_index", "pool", pool, "query", r.URL.RawQuery, "err", reason)
+		}
+		h.finishWithReason(w, r, pool, code, version.String(), reason, start)
+		return
+	}
+	var resp *response
+	if templated {
+		resp, err = entry.templatedResponse(version, index)
+	} else {
+		resp, err = entry.response(version)
+	}
 	if err != nil {
-		h.log.Error("cannot build config", "pool", pool, "config", entry.state.Served.Config.Name, "version", version.String(), "err", err)
+		h.log.Error("cannot build config", "pool", pool, "config", entry.state.Served.Config.Name, "version", version.String(),
+			etcdIndexAttr(templated, index), "err", err)
+		if _, ok := errors.AsType[*etcdindex.Error](err); ok {
+			// The reason names the content, as the log does: the client holds the pool's token,
+			// so it may read what the config says, and a person behind curl needs it.
+			h.metrics.templateFailures.WithLabelValues(pool).Inc()
+			h.finishWithReason(w, r, pool, http.StatusInternalServerError, version.String(), err, start)
+			return
+		}
 		h.finish(w, pool, http.StatusInternalServerError, version.String(), start)
 		return
 	}
@@ -136,7 +171,7 @@ func (h *Handler) serveConfig(w http.ResponseWriter, r *http.Request, pool strin
 			_, _ = w.Write(resp.body)
 		}
 	}
-	h.log.Info("served config", "pool", pool, "config", entry.state.Served.Config.Name, "version", resp.version,
+	h.log.Info("served config", "pool", pool, "config", entry.state.Served.Config.Name, etcdIndexAttr(templated, index), "version", resp.version,
 		"code", code, "method", r.Method, "client", r.RemoteAddr, "userAgent", r.UserAgent())
 	sent := 0
 	if code == http.StatusOK && r.Method != http.MethodHead {
@@ -154,6 +189,22 @@ func (h *Handler) noteOpen(pool string) {
 
 func (h *Handler) finish(w http.ResponseWriter, pool string, code int, version string, start time.Time) {
 	emptyResponse(w, code)
+	h.metrics.observe(pool, code, version, 0, h.now().Sub(start).Seconds())
+}
+
+// finishWithReason answers code with reason as one line of text: the etcd_index refusals say
+// why, since the parameter is written by hand into pointer configs (everything else the
+// handler refuses has an empty body, see Handler).
+func (h *Handler) finishWithReason(w http.ResponseWriter, r *http.Request, pool string, code int, version string, reason error, start time.Time) {
+	body := []byte(reason.Error() + "\n")
+	header := w.Header()
+	header["Content-Type"] = contentTypeText
+	header["X-Content-Type-Options"] = noSniff
+	header["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(code)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
 	h.metrics.observe(pool, code, version, 0, h.now().Sub(start).Seconds())
 }
 

@@ -16,6 +16,9 @@ type Metrics struct {
 	// rateLimited counts /config/ requests answered 503 by the per-client rate limit, which
 	// happens before a pool is looked up (so it has no pool label).
 	rateLimited prometheus.Counter
+	// templateFailures counts etcd_index requests answered 500 because a content of the
+	// pool's config cannot be templated: a MachineConfig to fix, which a master boot hits.
+	templateFailures *prometheus.CounterVec
 }
 
 // NewMetrics creates the collectors and registers them with reg (nil: not registered, for tests).
@@ -42,9 +45,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "mcs_config_requests_rate_limited_total",
 			Help: "Requests for /config/ refused (503 with Retry-After) because their client address was over --rate-limit.",
 		}),
+		templateFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcs_config_template_failures_total",
+			Help: "Requests for /config/<pool>?etcd_index=N answered 500 because a content of the pool's config cannot be templated, by pool.",
+		}, []string{"pool"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.bytes, m.latency, m.refused, m.rateLimited)
+		reg.MustRegister(m.requests, m.bytes, m.latency, m.refused, m.rateLimited, m.templateFailures)
 	}
 	return m
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/coreos/go-semver/semver"
 	"github.com/coreos/ignition/v2/config/v3_5/types"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	"github.com/mco-dev/mco/internal/etcdindex"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
 )
@@ -70,12 +72,31 @@ func (st *PoolState) addExtras(e Extras, key string) {
 // it plain) and, last, the MachineConfig with an empty Ignition config, which carries OS image,
 // kernel arguments, extensions, kernel type and FIPS to the first-boot service.
 func BuildServedConfig(in ServedInput, version semver.Version) ([]byte, error) {
+	return buildServed(in, version, nil)
+}
+
+// BuildTemplatedServedConfig is BuildServedConfig for /config/<pool>?etcd_index=index (seed
+// 003): the rendered config's own file contents, unit contents and dropins are executed as
+// templates with etcd_index = index (etcdindex.Apply), never what the server adds, and the
+// index is left in etcdindex.IndexPath so the node agent templates later configs the same way.
+// A content that cannot be templated fails the whole build with an *etcdindex.Error: never a
+// partial config.
+func BuildTemplatedServedConfig(in ServedInput, version semver.Version, index int) ([]byte, error) {
+	return buildServed(in, version, &index)
+}
+
+func buildServed(in ServedInput, version semver.Version, etcdIndex *int) ([]byte, error) {
 	if in.Config == nil {
 		return nil, fmt.Errorf("no MachineConfig to serve")
 	}
 	cfg, err := ignition.Parse(in.Config.Spec.Config.Raw)
 	if err != nil {
 		return nil, fmt.Errorf("parsing Ignition config of MachineConfig %s: %w", in.Config.Name, err)
+	}
+	if etcdIndex != nil {
+		if cfg, err = etcdindex.Apply(cfg, *etcdIndex); err != nil {
+			return nil, fmt.Errorf("MachineConfig %s with %s %d:\n%w", in.Config.Name, etcdindex.Variable, *etcdIndex, err)
+		}
 	}
 
 	encapsulated := in.Config.DeepCopy()
@@ -93,6 +114,9 @@ func BuildServedConfig(in ServedInput, version semver.Version) ([]byte, error) {
 		return nil, err
 	}
 	setFile(&cfg, NodeAnnotationsPath, plainContents(annotations))
+	if etcdIndex != nil {
+		setFile(&cfg, etcdindex.IndexPath, plainContents([]byte(strconv.Itoa(*etcdIndex)+"\n")))
+	}
 	if len(in.Kubeconfig) > 0 {
 		setFile(&cfg, KubeconfigPath, plainContents(in.Kubeconfig))
 	}

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/coreos/go-semver/semver"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
+	"github.com/mco-dev/mco/internal/etcdindex"
 	"github.com/mco-dev/mco/internal/ignition"
 )
 
@@ -29,6 +31,23 @@ type PoolState struct {
 	// Tokens are required to fetch this pool's config. Nil means none is configured: the pool
 	// is refused unless the server runs with --allow-unauthenticated.
 	Tokens *PoolTokens
+	// EtcdIndex says whether ?etcd_index=N requests are templated (see EtcdIndexOf).
+	EtcdIndex EtcdIndexPolicy
+}
+
+// EtcdIndexPolicy is a pool's etcd_index templating (etcdindex.Enabled). It is not part of
+// Key: the templated and plain responses are cached apart, and the policy is read per request.
+type EtcdIndexPolicy struct {
+	Enabled bool
+	// Err is a malformed annotation: requests with etcd_index get 500 until it is fixed,
+	// requests without it are served as usual.
+	Err error
+}
+
+// EtcdIndexOf is pool's policy.
+func EtcdIndexOf(pool *mcfgv1.MachineConfigPool) EtcdIndexPolicy {
+	enabled, err := etcdindex.Enabled(pool.Name, pool.Annotations)
+	return EtcdIndexPolicy{Enabled: enabled, Err: err}
 }
 
 // Store is the set of pools being served. Reads are lock-free (one atomic load and a map
@@ -60,7 +79,21 @@ type poolEntry struct {
 // sync.Once makes concurrent first requests wait for one build instead of each building.
 type buildCache struct {
 	slots []buildSlot // indexed like ignition.ServableVersions
+
+	// templated holds etcd_index responses by (index, spec version), at most
+	// maxTemplatedResponses (the oldest built is dropped first): a machine asks with its own
+	// index, so a pool sees a handful, while a client cycling through indexes must not grow
+	// the server without bound.
+	templatedMu    sync.Mutex
+	templated      map[templatedKey]*buildSlot
+	templatedOrder []templatedKey
 }
+
+type templatedKey struct{ index, version int }
+
+// maxTemplatedResponses bounds one rendered config's templated responses: five etcd members
+// (etcd's usual maximum is seven) in three spec versions fit.
+const maxTemplatedResponses = 16
 
 func newBuildCache() *buildCache {
 	return &buildCache{slots: make([]buildSlot, len(ignition.ServableVersions))}
@@ -149,19 +182,57 @@ func (e *poolEntry) response(version semver.Version) (*response, error) {
 	slot := &e.builds.slots[i]
 	slot.once.Do(func() {
 		body, err := BuildServedConfig(e.state.Served, version)
-		if err != nil {
-			slot.err = err
-			return
-		}
-		sum := sha256.Sum256(body)
-		etag := `"` + hex.EncodeToString(sum[:16]) + `"`
-		slot.resp = &response{
-			body:          body,
-			etag:          etag,
-			etagHeader:    []string{etag},
-			contentLength: []string{strconv.Itoa(len(body))},
-			version:       version.String(),
-		}
+		slot.resp, slot.err = newResponse(body, version, err)
 	})
 	return slot.resp, slot.err
+}
+
+// templatedResponse returns the bytes for version templated with etcd_index = index, building
+// them once per (index, version) while they stay among the cached ones.
+func (e *poolEntry) templatedResponse(version semver.Version, index int) (*response, error) {
+	i := slices.Index(ignition.ServableVersions, version)
+	if i < 0 {
+		return nil, fmt.Errorf("Ignition spec %s cannot be produced from a rendered config (no conversion path)", version)
+	}
+	slot := e.builds.templatedSlot(templatedKey{index: index, version: i})
+	slot.once.Do(func() {
+		body, err := BuildTemplatedServedConfig(e.state.Served, version, index)
+		slot.resp, slot.err = newResponse(body, version, err)
+	})
+	return slot.resp, slot.err
+}
+
+func (c *buildCache) templatedSlot(key templatedKey) *buildSlot {
+	c.templatedMu.Lock()
+	defer c.templatedMu.Unlock()
+	if slot, ok := c.templated[key]; ok {
+		return slot
+	}
+	if c.templated == nil {
+		c.templated = make(map[templatedKey]*buildSlot)
+	}
+	if len(c.templatedOrder) == maxTemplatedResponses {
+		delete(c.templated, c.templatedOrder[0])
+		c.templatedOrder = slices.Delete(c.templatedOrder, 0, 1)
+	}
+	slot := &buildSlot{}
+	c.templated[key] = slot
+	c.templatedOrder = append(c.templatedOrder, key)
+	return slot
+}
+
+// newResponse makes built bytes ready to write (see response).
+func newResponse(body []byte, version semver.Version, err error) (*response, error) {
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	return &response{
+		body:          body,
+		etag:          etag,
+		etagHeader:    []string{etag},
+		contentLength: []string{strconv.Itoa(len(body))},
+		version:       version.String(),
+	}, nil
 }

@@ -1,0 +1,146 @@
+package etcdindex
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"text/template"
+	"text/template/parse"
+)
+
+// allowedFuncs are the functions a template may call: comparisons, logic and print, whose cost
+// and output are bounded by their arguments.
+var allowedFuncs = map[string]bool{
+	"and": true, "or": true, "not": true,
+	"eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true,
+	"print": true,
+}
+
+// executeText executes text as a template named name with data. It reports changed=false, and
+// never parses, when text has no "{{": such content must come back byte for byte.
+func executeText(name, text string, data map[string]any) (string, bool, error) {
+	if !strings.Contains(text, "{{") {
+		return text, false, nil
+	}
+	out, err := execute(name, []byte(text), data)
+	if err != nil {
+		return "", false, err
+	}
+	return string(out), string(out) != text, nil
+}
+
+func execute(name string, text []byte, data map[string]any) ([]byte, error) {
+	t, err := template.New(name).Option("missingkey=error").Parse(string(text))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSubset(t); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := t.Execute(&out, data); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// checkSubset refuses what could make executing cost more than linear time or output: loops,
+// template definitions and calls, and functions outside allowedFuncs.
+func checkSubset(t *template.Template) error {
+	for _, defined := range t.Templates() {
+		if defined.Name() != t.Name() {
+			return fmt.Errorf("template: define and block are not allowed (defines %q)", defined.Name())
+		}
+	}
+	c := checker{tree: t.Tree}
+	return c.node(t.Root)
+}
+
+// checker walks one parsed template; tree locates refused actions by line and column.
+type checker struct{ tree *parse.Tree }
+
+func (c checker) node(node parse.Node) error {
+	switch n := node.(type) {
+	case nil, *parse.TextNode, *parse.CommentNode:
+		return nil
+	case *parse.ListNode:
+		if n == nil {
+			return nil
+		}
+		for _, child := range n.Nodes {
+			if err := c.node(child); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *parse.ActionNode:
+		return c.pipe(n.Pipe)
+	case *parse.IfNode:
+		return c.branch(&n.BranchNode)
+	case *parse.WithNode:
+		return c.branch(&n.BranchNode)
+	case *parse.RangeNode:
+		return c.refused(n, "range is not allowed: "+truncate(n.String(), 60))
+	case *parse.TemplateNode:
+		return c.refused(n, "template is not allowed: "+truncate(n.String(), 60))
+	default:
+		return c.refused(node, "this action is not allowed: "+truncate(node.String(), 60))
+	}
+}
+
+func (c checker) branch(b *parse.BranchNode) error {
+	if err := c.pipe(b.Pipe); err != nil {
+		return err
+	}
+	if err := c.node(b.List); err != nil {
+		return err
+	}
+	return c.node(b.ElseList)
+}
+
+func (c checker) pipe(p *parse.PipeNode) error {
+	if p == nil {
+		return nil
+	}
+	for _, cmd := range p.Cmds {
+		for _, arg := range cmd.Args {
+			if err := c.arg(arg); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (c checker) arg(arg parse.Node) error {
+	switch a := arg.(type) {
+	case *parse.FieldNode, *parse.VariableNode, *parse.DotNode, *parse.StringNode,
+		*parse.NumberNode, *parse.BoolNode, *parse.NilNode:
+		return nil
+	case *parse.ChainNode:
+		return c.arg(a.Node)
+	case *parse.PipeNode:
+		return c.pipe(a)
+	case *parse.IdentifierNode:
+		if !allowedFuncs[a.Ident] {
+			return c.refused(a, fmt.Sprintf("function %s is not allowed (allowed: and, or, not, eq, ne, lt, le, gt, ge, print)", a.Ident))
+		}
+		return nil
+	default:
+		return c.refused(arg, "this argument is not allowed: "+truncate(arg.String(), 60))
+	}
+}
+
+// refused locates the offending node the way text/template locates its own errors: by name,
+// line and column.
+func (c checker) refused(n parse.Node, reason string) error {
+	location, _ := c.tree.ErrorContext(n)
+	return fmt.Errorf("template: %s: %s", location, reason)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
