@@ -13,6 +13,7 @@ import (
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/controller"
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
+	clusteroperatorcontroller "github.com/mco-dev/mco/internal/controller/clusteroperator"
 	"github.com/mco-dev/mco/internal/controller/drain"
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
 	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
@@ -75,7 +76,14 @@ secret:openshift-machine-config-operator/machine-config-server-tls:ca.crt). Off 
 With --boot-images (the default), the boot image controller keeps the MachineSets of
 --machine-api-namespace that MachineConfiguration cluster enrolls booting the images ConfigMap
 coreos-bootimages in --bootimages-namespace publishes, and upgrades their spec 2 pointer
-Ignition stubs to spec 3.`,
+Ignition stubs to spec 3.
+
+On OpenShift (where the cluster serves the ClusterOperator kind; checked at start), the
+ClusterOperator controller keeps clusteroperator/machine-config: Available, Progressing while a
+pool rolls out or an upgrade is under way, Degraded naming each degraded pool, Upgradeable,
+relatedObjects (--server-namespace first) and the operator version, which a new mco reports
+only once the master pool (every pool labelled required-for-upgrade) is Updated on a config it
+rendered.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New())
@@ -89,6 +97,7 @@ Ignition stubs to spec 3.`,
 				cfg.QPS = -1
 			}
 			opts.Render.ControllerVersion = version.Get().Commit
+			opts.ClusterOperator = &clusteroperatorcontroller.Options{Namespace: ud.ServerNamespace, Version: version.Get().Version}
 			if err := tokenPolicy.Validate(); err != nil {
 				return fmt.Errorf("--server-token-lifetime/--server-token-overlap: %w", err)
 			}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/coreos/go-semver/semver"
+	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +34,7 @@ import (
 
 	mcc "github.com/mco-dev/mco/internal/controller"
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
+	clusteroperatorcontroller "github.com/mco-dev/mco/internal/controller/clusteroperator"
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
 	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
 	"github.com/mco-dev/mco/internal/controller/userdata"
@@ -230,6 +232,8 @@ func TestObservedCallsAreListed(t *testing.T) {
 			Policy: servertoken.Policy{Lifetime: servertoken.DefaultLifetime, Overlap: servertoken.DefaultOverlap}},
 		// On whenever --server-host is set (the names default to its host).
 		ServingCert: &servingcertcontroller.Options{Namespace: mcoNS, Names: servingNames, Policy: servingcert.DefaultPolicy()},
+		// Always set by `mco controller`; runs here since the test API server serves ClusterOperators.
+		ClusterOperator: &clusteroperatorcontroller.Options{Namespace: mcoNS, Version: "observed"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -333,6 +337,18 @@ func TestObservedCallsAreListed(t *testing.T) {
 	})
 	t.Run("a fresh install has a serving certificate the pointer configs trust", func(t *testing.T) {
 		checkServingCertificate(ctx, t, admin)
+	})
+	t.Run("on OpenShift the controller keeps ClusterOperator machine-config", func(t *testing.T) {
+		err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			var co configv1.ClusterOperator
+			if err := admin.Get(ctx, client.ObjectKey{Name: "machine-config"}, &co); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			return len(co.Status.Conditions) > 0 && len(co.Status.RelatedObjects) > 0 && co.Status.RelatedObjects[0].Name == mcoNS, nil
+		})
+		if err != nil {
+			t.Fatalf("ClusterOperator machine-config never got its status: %v", err)
+		}
 	})
 	time.Sleep(time.Second) // let the event broadcasters flush
 	cancel()

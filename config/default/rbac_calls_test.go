@@ -45,6 +45,7 @@ const (
 	mcfg     = "machineconfiguration.openshift.io"
 	operator = "operator.openshift.io"
 	machine  = "machine.openshift.io"
+	config   = "config.openshift.io"
 )
 
 var apiCalls = []apiCall{
@@ -97,6 +98,16 @@ var apiCalls = []apiCall{
 	{controller, "list", operator, "machineconfigurations", "", "", "", "bootimage: informer"},
 	{controller, "watch", operator, "machineconfigurations", "", "", "", "bootimage: informer"},
 	{controller, "patch", operator, "machineconfigurations", "status", "", "", "bootimage: writeStatus"},
+	// mco controller: ClusterOperator machine-config (internal/controller/clusteroperator), where
+	// the cluster serves the kind; the cache reads it by name (withClusterOperator in manager.go).
+	{controller, "list", config, "clusteroperators", "", "", "machine-config", "clusteroperator: informer on metadata.name=machine-config"},
+	{controller, "watch", config, "clusteroperators", "", "", "machine-config", "clusteroperator: informer"},
+	{controller, "create", config, "clusteroperators", "", "", "", "clusteroperator: Reconcile creates machine-config when absent"},
+	{controller, "update", config, "clusteroperators", "status", "", "machine-config", "clusteroperator: Reconcile writes the status"},
+	{controller, "list", mcfg, "kubeletconfigs", "", "", "", "clusteroperator: informer (fleet evaluation failSwapOn)"},
+	{controller, "watch", mcfg, "kubeletconfigs", "", "", "", "clusteroperator: informer"},
+	{controller, "list", mcfg, "containerruntimeconfigs", "", "", "", "clusteroperator: informer (fleet evaluation runc)"},
+	{controller, "watch", mcfg, "containerruntimeconfigs", "", "", "", "clusteroperator: informer"},
 	// cacheOptions limits the MachineSet informer to --machine-api-namespace (sync lists
 	// InNamespace from the cache).
 	{controller, "list", machine, "machinesets", "", mapiNS, "", "bootimage: informer, sync"},
@@ -111,7 +122,7 @@ var apiCalls = []apiCall{
 	{controller, "update", "coordination.k8s.io", "leases", "", mcoNS, "mco-controller", "leader election: renew"},
 	{controller, "create", "", "events", "", mcoNS, "", "leader election: events on the Lease; servingcert: on its Secrets and ConfigMap"},
 	{controller, "patch", "", "events", "", mcoNS, "", "leader election: repeated events"},
-	{controller, "create", "", "events", "", "default", "", "render/node/drain/userdata/servertoken/bootimage: events on pools, Nodes, MachineConfiguration"},
+	{controller, "create", "", "events", "", "default", "", "render/node/drain/userdata/servertoken/bootimage/clusteroperator: events on pools, Nodes, MachineConfiguration, ClusterOperator"},
 	{controller, "patch", "", "events", "", "default", "", "repeated events"},
 	{controller, "create", "", "events", "", mapiNS, "", "userdata: events on installer Secrets; bootimage: on MachineSets"},
 	{controller, "patch", "", "events", "", mapiNS, "", "repeated events"},
@@ -160,6 +171,9 @@ var forbidden = []apiCall{
 	{component: controller, verb: "impersonate", resource: "users"},
 	{component: controller, verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: "kube-system"},
 	{component: controller, verb: "patch", group: machine, resource: "machinesets", namespace: "default"},
+	{component: controller, verb: "update", group: config, resource: "clusteroperators", subresource: "status", name: "kube-apiserver"},
+	{component: controller, verb: "get", group: config, resource: "clusteroperators", name: "kube-apiserver"},
+	{component: controller, verb: "delete", group: config, resource: "clusteroperators", name: "machine-config"},
 	{component: controller, verb: "list", group: machine, resource: "machinesets"},
 	{component: controller, verb: "watch", group: machine, resource: "machinesets", namespace: "default"},
 

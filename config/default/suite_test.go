@@ -65,10 +65,15 @@ var (
 	installErr  error
 )
 
-// install applies the kustomization the way README's Install section says.
+// install applies the kustomization the way README's Install section says, on an API server
+// playing OpenShift: it serves ClusterOperators (OpenShift's cluster-version operator installs
+// that CRD; mco does not), so the controller's ClusterOperator calls are checked too.
 func install(e *testenv.Env) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	if err := testenv.InstallOpenShiftCRDs(e.Config, testenv.ClusterOperatorCRD); err != nil {
+		return err
+	}
 	_, err := e.Kubectl(ctx, "apply", "--server-side", "--field-manager=mco-install", "--validate=strict", "-k", dir())
 	return err
 }

@@ -19,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
+	clusteroperatorcontroller "github.com/mco-dev/mco/internal/controller/clusteroperator"
 	draincontroller "github.com/mco-dev/mco/internal/controller/drain"
 	machineconfignodecontroller "github.com/mco-dev/mco/internal/controller/machineconfignode"
 	nodecontroller "github.com/mco-dev/mco/internal/controller/node"
@@ -47,6 +48,9 @@ type Options struct {
 	BootImages *bootimagecontroller.Options
 	// ServingCert, when set, enables the Machine Config Server serving certificate controller.
 	ServingCert *servingcertcontroller.Options
+	// ClusterOperator, when set, enables the ClusterOperator machine-config controller where
+	// the cluster serves that kind (OpenShift); always set by `mco controller`.
+	ClusterOperator *clusteroperatorcontroller.Options
 }
 
 // NewManager builds the manager with every controller registered; Start runs them.
@@ -67,6 +71,14 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, fmt.Errorf("creating controller manager: %w", err)
 		}
 	}
+	// Plain Kubernetes has no ClusterOperator kind: the controller is then not started and
+	// nothing watches it.
+	clusterOperators := false
+	if opts.ClusterOperator != nil {
+		if clusterOperators, err = clusteroperatorcontroller.Served(mapper); err != nil {
+			return nil, fmt.Errorf("creating controller manager: %w", err)
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		MapperProvider:          func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
 		Scheme:                  scheme.Scheme,
@@ -75,7 +87,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "mco-controller",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
-		Cache:                   cacheOptions(opts, machineSets),
+		Cache:                   withClusterOperator(cacheOptions(opts, machineSets), clusterOperators),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
@@ -131,7 +143,42 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, fmt.Errorf("boot image controller: %w", err)
 		}
 	}
+	if opts.ClusterOperator != nil {
+		if err := setupClusterOperator(mgr, *opts.ClusterOperator, opts.Render.ControllerVersion, clusterOperators); err != nil {
+			return nil, err
+		}
+	}
 	return mgr, nil
+}
+
+// setupClusterOperator starts the ClusterOperator controller where the kind is served. Its
+// upgrade rule compares rendered configs' generated-by-controller-version with the render
+// controller's own, so it is given that.
+func setupClusterOperator(mgr ctrl.Manager, opts clusteroperatorcontroller.Options, renderVersion string, served bool) error {
+	if !served {
+		mgr.GetLogger().Info("ClusterOperators are not served by this cluster; ClusterOperator controller not started")
+		return nil
+	}
+	opts.ControllerVersion = renderVersion
+	r := &clusteroperatorcontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("mco-clusteroperator-controller"), Options: opts}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("ClusterOperator controller: %w", err)
+	}
+	return nil
+}
+
+// withClusterOperator limits the ClusterOperator informer to machine-config where the kind is
+// served (the cache cannot be configured for a kind it cannot map).
+func withClusterOperator(c cache.Options, served bool) cache.Options {
+	if !served {
+		return c
+	}
+	obj, by := clusteroperatorcontroller.CacheByObject()
+	if c.ByObject == nil {
+		c.ByObject = map[client.Object]cache.ByObject{}
+	}
+	c.ByObject[obj] = by
+	return c
 }
 
 func setupUserData(mgr ctrl.Manager, opts userdata.Options) error {
