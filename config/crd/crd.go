@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -15,7 +16,13 @@ import (
 //go:embed *.yaml
 var manifests embed.FS
 
-// All returns every embedded CRD.
+// ShortNames are the names mco adds to the copies, its one change to them: OpenShift gives
+// MachineConfigNode none (`oc get machineconfignode`), and `kubectl get mcn` is how the docs
+// have admins look at their nodes. All adds them; Kustomization patches in the same for
+// config/default (whose tests check the two agree).
+var ShortNames = map[string][]string{"machineconfignodes.machineconfiguration.openshift.io": {"mcn"}}
+
+// All returns every embedded CRD, with mco's ShortNames.
 func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	entries, err := fs.ReadDir(manifests, ".")
 	if err != nil {
@@ -33,6 +40,11 @@ func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.Unmarshal(data, crd); err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+		}
+		for _, n := range ShortNames[crd.Name] {
+			if !slices.Contains(crd.Spec.Names.ShortNames, n) {
+				crd.Spec.Names.ShortNames = append(crd.Spec.Names.ShortNames, n)
+			}
 		}
 		out = append(out, crd)
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/mco-dev/mco/config/crd"
 	"github.com/mco-dev/mco/internal/scheme"
 )
 
@@ -90,11 +91,14 @@ func Start() (*Env, error) {
 			return nil, err
 		}
 	}
+	// The CRDs as every install gets them (config/crd: the copies plus mco's short names).
+	crds, err := crd.All()
+	if err != nil {
+		return nil, err
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: ToolsDir(),
-		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd")},
-		ErrorIfCRDPathMissing: true,
-		CRDInstallOptions:     envtest.CRDInstallOptions{Scheme: scheme.Scheme},
+		CRDInstallOptions:     envtest.CRDInstallOptions{Scheme: scheme.Scheme, CRDs: crds},
 		// The apiserver of a 2-core CI machine that is also compiling can be slow to come up.
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
