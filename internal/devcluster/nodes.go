@@ -77,17 +77,19 @@ const machineProcessPrefix = "machine-"
 
 func machineProcess(name string) string { return machineProcessPrefix + name }
 
-// nodeLabels are what a kubelet would register the machine with: role labels for its pool
-// (custom pools' nodes are workers too).
+// nodeLabels are what a kubelet would register the machine with: the master role on masters,
+// the worker role on every other machine. A machine booting into a custom pool is registered
+// as a worker too, as on OpenShift; the node controller gives it the custom pool's labels from
+// the config it first booted into (firstPivotConfig), which is the path this exercises.
 func nodeLabels(name, pool string) map[string]string {
-	labels := map[string]string{
+	role := protocol.WorkerRoleLabel
+	if pool == protocol.MasterPool {
+		role = protocol.MasterRoleLabel
+	}
+	return map[string]string{
 		"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-		"node-role.kubernetes.io/" + pool: "", MachineLabel: "",
+		role: "", MachineLabel: "",
 	}
-	if pool != protocol.MasterPool {
-		labels[protocol.WorkerRoleLabel] = ""
-	}
-	return labels
 }
 
 // waitPointer returns the pool's managed pointer config once the user-data controller wrote it.

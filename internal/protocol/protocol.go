@@ -25,6 +25,10 @@ const (
 	FirstPivotConfigAnnotation = prefix + "firstPivotConfig"
 	// PostConfigActionAnnotation is "Rebooting" while the agent has a reboot queued.
 	PostConfigActionAnnotation = prefix + "post-config-action"
+	// CustomPoolLabelsAppliedAnnotation (value "") is written by the node controller with the
+	// node-selector labels of the custom pool a node first booted into, so they are applied
+	// once: an admin who later removes them is not overruled.
+	CustomPoolLabelsAppliedAnnotation = prefix + "customPoolLabelsApplied"
 
 	// DrainStartedAtAnnotation (mco only) is written by the drain controller when it cordons a
 	// node for a drain request: the RFC 3339 time the drain began. Keeping it on the Node lets

@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,6 +46,8 @@ type Reconciler struct {
 	Options  Options
 
 	pending *pendingWrites
+	// owners remembers which pool each rendered config a node first booted into belongs to.
+	owners ownerMemo
 	// reported remembers warnings already emitted (key → message), so events mark transitions
 	// instead of repeating on every reconcile.
 	reportedMu sync.Mutex
@@ -74,7 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	members, err := r.members(ctx, pool)
+	members, labelErr, err := r.members(ctx, pool)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -90,7 +94,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	// Nothing about a node that stays NotReady changes at the threshold, so no event comes
 	// then: look again when it is crossed.
-	return reconcile.Result{RequeueAfter: d.RecheckAfter}, nodesErr
+	return reconcile.Result{RequeueAfter: d.RecheckAfter}, errors.Join(labelErr, nodesErr)
 }
 
 // reportUnresponsive emits one Warning per node and config it did not come back from, and
@@ -110,15 +114,17 @@ func (r *Reconciler) reportUnresponsive(pool *mcfgv1.MachineConfigPool, members 
 }
 
 // members lists the pool's managed nodes from the cache, as this controller last wrote them,
-// and reports nodes the pool shares with another custom pool.
-func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool) ([]*corev1.Node, error) {
+// and reports nodes the pool shares with another custom pool. Nodes that first booted into a
+// custom pool get its labels first (settleCustomBoots); labelErr is a failure to write them,
+// which leaves those nodes out until a retry.
+func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool) (members []*corev1.Node, labelErr, err error) {
 	var poolList mcfgv1.MachineConfigPoolList
 	var nodeList corev1.NodeList
 	if err := r.Client.List(ctx, &poolList); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := r.Client.List(ctx, &nodeList); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pools := make([]*mcfgv1.MachineConfigPool, len(poolList.Items))
 	for i := range poolList.Items {
@@ -131,6 +137,10 @@ func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool
 		exists[nodes[i].Name] = true
 	}
 	r.pending.forgetMissing(func(name string) bool { return exists[name] })
+	held, labelErr := r.settleCustomBoots(ctx, pools, nodes)
+	if len(held) > 0 {
+		nodes = slices.DeleteFunc(nodes, func(n *corev1.Node) bool { return held[n.Name] })
+	}
 	members, ambiguous := rollout.Members(pool, pools, nodes)
 	for _, amb := range ambiguous {
 		for _, n := range nodes {
@@ -142,7 +152,7 @@ func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool
 	for _, n := range members {
 		r.forgetWarning("node/" + n.Name)
 	}
-	return r.pending.overlay(members), nil
+	return r.pending.overlay(members), labelErr, nil
 }
 
 // warnOnce emits a Warning event unless the same message was already emitted for key.

@@ -20,7 +20,9 @@ import (
 )
 
 // nodeHandler enqueues the pools whose nodeSelector matches a node before or after a change,
-// so the pool a node leaves is recounted as well as the one it joins.
+// so the pool a node leaves is recounted as well as the one it joins, and the custom pool a
+// node first booted into while it does not carry that pool's labels yet (a kubelet need not
+// give it any label a pool selects).
 func (r *Reconciler) nodeHandler() handler.EventHandler {
 	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], nodes ...client.Object) {
 		var pools mcfgv1.MachineConfigPoolList
@@ -28,7 +30,19 @@ func (r *Reconciler) nodeHandler() handler.EventHandler {
 			ctrl.LoggerFrom(ctx).Error(err, "listing pools for a node event")
 			return
 		}
+		booted := map[string]bool{}
+		for _, obj := range nodes {
+			if n, ok := obj.(*corev1.Node); ok {
+				if rendered, pending := rollout.FirstBootPending(n); pending {
+					booted[r.bootedPool(ctx, rendered)] = true
+				}
+			}
+		}
 		for i := range pools.Items {
+			if booted[pools.Items[i].Name] {
+				q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: pools.Items[i].Name}})
+				continue
+			}
 			for _, obj := range nodes {
 				if n, ok := obj.(*corev1.Node); ok && rollout.Selects(&pools.Items[i], n) {
 					q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: pools.Items[i].Name}})
@@ -79,6 +93,9 @@ var watchedAnnotations = []string{
 	protocol.LastAppliedDrainAnnotation,
 	protocol.DrainStartedAtAnnotation,
 	protocol.PostConfigActionAnnotation,
+	// A node that first booted into a custom pool is labelled for it until it is settled.
+	protocol.FirstPivotConfigAnnotation,
+	protocol.CustomPoolLabelsAppliedAnnotation,
 }
 
 func protocolAnnotations(n *corev1.Node) map[string]string {

@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/devcluster"
+	"github.com/mco-dev/mco/internal/poolcondition"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/scheme"
+	"github.com/mco-dev/mco/internal/testenv"
+	"github.com/mco-dev/mco/test/clustertest"
+)
+
+// TestCustomPoolFromFirstBoot: a machine that boots straight into the custom pool infra is
+// registered by its kubelet stand-in as a worker, as a kubelet would, and the node controller
+// labels it for infra from the config it first booted into: infra counts it from the moment
+// its agent reports, worker never counts or retargets it.
+func TestCustomPoolFromFirstBoot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cl := clustertest.Start(t, ctx, 1)
+	if err := cl.C.Create(ctx, devcluster.CustomPool("infra")); err != nil {
+		t.Fatal(err)
+	}
+	_, cfg, err := scheme.NewClient(filepath.Join(cl.Dir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "infra-0" // devcluster.Join's first name for the pool
+	var mu sync.Mutex
+	var desired []string
+	var workerCounts []int32
+	record := func(list client.ObjectList, object string, seen func(client.Object)) {
+		w, err := wc.Watch(ctx, list, client.MatchingFields{"metadata.name": object})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ev := range w.ResultChan() {
+				if obj, ok := ev.Object.(client.Object); ok && ev.Type != watch.Error {
+					mu.Lock()
+					seen(obj)
+					mu.Unlock()
+				}
+			}
+		}()
+		t.Cleanup(func() { w.Stop(); <-done })
+	}
+	record(&corev1.NodeList{}, name, func(obj client.Object) {
+		if d := obj.GetAnnotations()[protocol.DesiredConfigAnnotation]; d != "" {
+			desired = append(desired, d)
+		}
+	})
+	record(&mcfgv1.MachineConfigPoolList{}, protocol.WorkerPool, func(obj client.Object) {
+		workerCounts = append(workerCounts, obj.(*mcfgv1.MachineConfigPool).Status.MachineCount)
+	})
+
+	joined, err := devcluster.Join(ctx, cl.Dir, "infra", testenv.ToolsDir(), testenv.RequireMCO(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if joined != name {
+		t.Fatalf("joined %s, want %s", joined, name)
+	}
+	var infra mcfgv1.MachineConfigPool
+	clustertest.Eventually(t, 2*time.Minute, "infra Updated with its machine", func() bool {
+		if err := cl.C.Get(ctx, client.ObjectKey{Name: "infra"}, &infra); err != nil {
+			return false
+		}
+		return infra.Status.MachineCount == 1 && infra.Status.UpdatedMachineCount == 1 &&
+			poolcondition.IsTrue(&infra.Status, mcfgv1.MachineConfigPoolUpdated)
+	})
+	var node corev1.Node
+	if err := cl.C.Get(ctx, client.ObjectKey{Name: name}, &node); err != nil {
+		t.Fatal(err)
+	}
+	if _, settled := node.Annotations[protocol.CustomPoolLabelsAppliedAnnotation]; !settled || node.Labels["node-role.kubernetes.io/infra"] != "" {
+		t.Errorf("%s not labelled for infra: labels %v", name, node.Labels)
+	}
+	if first := node.Annotations[protocol.FirstPivotConfigAnnotation]; first != infra.Status.Configuration.Name {
+		t.Errorf("%s first booted into %q, want infra's %s", name, first, infra.Status.Configuration.Name)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, d := range desired {
+		if !strings.HasPrefix(d, "rendered-infra-") {
+			t.Errorf("%s was targeted at %s", name, d)
+		}
+	}
+	for _, c := range workerCounts {
+		if c > 1 {
+			t.Errorf("worker counted %d machines; its only one is worker-0", c)
+		}
+	}
+	if len(desired) == 0 || len(workerCounts) == 0 {
+		t.Errorf("the watches saw nothing (desired %v, worker counts %v): they cannot have watched the join", desired, workerCounts)
+	}
+}
