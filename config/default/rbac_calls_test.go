@@ -147,6 +147,8 @@ var apiCalls = []apiCall{
 	{daemon, "patch", "", "nodes", "", "", "", "patchAnnotations (merge patch of its own annotations)"},
 	{daemon, "get", mcfg, "machineconfigs", "", "", "", "machineConfig: current and desired rendered configs"},
 	{daemon, "get", operator, "machineconfigurations", "", "", "cluster", "policies: node disruption policy"},
+	{daemon, "get", mcfg, "machineconfignodes", "", "", "", "machineConfigNodeStatus: its own, before its first status write"},
+	{daemon, "patch", mcfg, "machineconfignodes", "status", "", "", "patchMachineConfigNodeStatus: its own (daemon-mcn-policy.yaml)"},
 	{daemon, "create", "", "events", "", "default", "", "event: on its Node"},
 	{daemon, "patch", "", "events", "", "default", "", "event: repeated"},
 }
@@ -202,6 +204,10 @@ var forbidden = []apiCall{
 	{component: daemon, verb: "update", group: mcfg, resource: "machineconfigs"},
 	{component: daemon, verb: "list", group: mcfg, resource: "machineconfigs"},
 	{component: daemon, verb: "patch", group: mcfg, resource: "machineconfigpools"},
+	{component: daemon, verb: "patch", group: mcfg, resource: "machineconfignodes"},
+	{component: daemon, verb: "create", group: mcfg, resource: "machineconfignodes"},
+	{component: daemon, verb: "delete", group: mcfg, resource: "machineconfignodes"},
+	{component: daemon, verb: "list", group: mcfg, resource: "machineconfignodes"},
 	{component: daemon, verb: "get", group: operator, resource: "machineconfigurations", name: "other"},
 	{component: daemon, verb: "update", group: operator, resource: "machineconfigurations", name: "cluster"},
 }

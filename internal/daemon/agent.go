@@ -142,6 +142,9 @@ func (a *Agent) loop(ctx context.Context) error {
 		if err == nil && retryAt.IsZero() {
 			err = a.sync(ctx)
 		}
+		if a.s.status.failed {
+			a.publishStatus(ctx) // a status write owed since a failure, wherever this pass stopped
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil

@@ -28,9 +28,9 @@ import (
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
-// agentScheme knows what the agent reads and writes: its Node and events, MachineConfigs and
-// MachineConfiguration. The shared scheme also registers the groups only controllers use
-// (CRDs, MachineSets), whose code every node would then page in.
+// agentScheme knows what the agent reads and writes: its Node and events, MachineConfigs, its
+// MachineConfigNode and MachineConfiguration. The shared scheme also registers the groups only
+// controllers use (CRDs, MachineSets), whose code every node would then page in.
 var agentScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(corev1.AddToScheme(s))
@@ -180,3 +180,27 @@ func (c *cluster) policies(ctx context.Context) (plan.Policies, error) {
 func metaNoMatch(err error) bool { return err != nil && meta.IsNoMatchError(err) }
 
 var retryDelays = struct{ min, max time.Duration }{time.Second, time.Minute}
+
+// machineConfigNodeStatus reads the status of the Node's MachineConfigNode.
+func (c *cluster) machineConfigNodeStatus(ctx context.Context) (*mcfgv1.MachineConfigNodeStatus, error) {
+	m := &mcfgv1.MachineConfigNode{}
+	if err := c.client.Get(ctx, client.ObjectKey{Name: c.nodeName}, m); err != nil {
+		return nil, fmt.Errorf("reading MachineConfigNode %s: %w", c.nodeName, err)
+	}
+	return &m.Status, nil
+}
+
+// patchMachineConfigNodeStatus replaces the conditions and config versions in the status of
+// the Node's MachineConfigNode and returns the status stored. The agent is their only writer,
+// so a merge patch without a resourceVersion: the controller writes only the spec.
+func (c *cluster) patchMachineConfigNodeStatus(ctx context.Context, st mcfgv1.MachineConfigNodeStatus) (*mcfgv1.MachineConfigNodeStatus, error) {
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": st.Conditions, "configVersion": st.ConfigVersion}})
+	if err != nil {
+		return nil, err
+	}
+	m := &mcfgv1.MachineConfigNode{ObjectMeta: metav1.ObjectMeta{Name: c.nodeName}}
+	if err := c.client.Status().Patch(ctx, m, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return nil, fmt.Errorf("writing the status of MachineConfigNode %s: %w", c.nodeName, err)
+	}
+	return &m.Status, nil
+}

@@ -58,6 +58,8 @@ type session struct {
 	// writer, so it is read once and again only after the agent wrote or recovered it.
 	committed      string
 	committedKnown bool
+	// status is the MachineConfigNode report (nodestatus.go).
+	status statusReport
 }
 
 // bootedSystem is what the OS backend says booted (cached for the process, see session).
@@ -180,10 +182,13 @@ func (a *Agent) report(ctx context.Context, state protocol.NodeState, reason str
 		}
 	}
 	a.metrics.setState(state, reason)
-	if len(set) == 0 {
-		return nil
+	if len(set) > 0 {
+		if err := a.kube.patchAnnotations(ctx, set); err != nil {
+			return err
+		}
 	}
-	return a.kube.patchAnnotations(ctx, set)
+	a.publishState(ctx, state, reason, extra)
+	return nil
 }
 
 // degrade reports an error on the Node; it never fails the sync itself, the condition is the

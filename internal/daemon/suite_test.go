@@ -20,6 +20,8 @@ func TestMain(m *testing.M) {
 	// RunWithManager's bare manager would not be what `mco controller` runs: build the real one.
 	os.Exit(testenv.RunWithControlPlane(m, "node agent", func(e *testenv.Env) (func(), error) {
 		env = e
+		// Every client built from env.Config from here on (controllers, agents) is counted.
+		env.Config.Wrap(mcnWrites.wrap)
 		mgr, err := controller.NewManager(env.Config, controller.Options{MetricsAddr: "0", ProbeAddr: "0"})
 		if err != nil {
 			return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/machineconfignode"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/render"
 )
@@ -77,6 +78,8 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 		return err
 	}
 	pl := plan.Compute(diff, policies)
+	a.publishStep(ctx, machineconfignode.Step{Kind: machineconfignode.Prepared, Current: current, Desired: desired,
+		Actions: pl.String(), Drain: pl.NeedsDrain()})
 	if pl.NeedsDrain() {
 		if waiting, err := a.awaitDrain(ctx, desired); waiting || err != nil {
 			return err
@@ -100,6 +103,8 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	if err := a.apply(ctx, req, pl); err != nil {
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "UpdateFailed", err), err)
 	}
+	a.noteStep(machineconfignode.Step{Kind: machineconfignode.Applied, Current: current, Desired: desired, Reboot: pl.NeedsReboot(),
+		OS: req.OS != nil, SSH: diff.SSHKeys || diff.Password, Actions: pl.String()})
 	if force {
 		if err := a.root.Remove(ForceFilePath, false); err != nil {
 			return err
@@ -214,7 +219,11 @@ func (a *Agent) awaitDrain(ctx context.Context, desired string) (bool, error) {
 		return true, a.kube.patchAnnotations(ctx, map[string]*string{protocol.DesiredDrainAnnotation: &want})
 	}
 	if annotation(node, protocol.LastAppliedDrainAnnotation) == want {
+		a.noteStep(machineconfignode.Step{Kind: machineconfignode.Drained, Desired: desired})
 		return false, nil
+	}
+	if blocked := annotation(node, protocol.DrainBlockedAnnotation); blocked != "" {
+		a.publishStep(ctx, machineconfignode.Step{Kind: machineconfignode.DrainBlocked, Desired: desired, Message: blocked})
 	}
 	if a.s.drainRequested.IsZero() {
 		a.s.drainRequested = time.Now()
@@ -286,6 +295,7 @@ func (a *Agent) reboot(ctx context.Context, desired, why string) error {
 	}
 	reason := "Node will reboot into config " + desired
 	a.kube.eventNow(ctx, corev1.EventTypeNormal, "Reboot", "%s (%s)", reason, why)
+	a.publishStatus(ctx) // the last chance before the reboot ends this process
 	if err := a.opts.Rebooter.Reboot(ctx, reason); err != nil {
 		a.metrics.rebootsFailed.Inc()
 		err = fmt.Errorf("config %s is written but the reboot failed: %w", desired, err)
