@@ -16,7 +16,8 @@ type StepKind string
 
 const (
 	// Prepared: the update to Desired passed the checks and is planned (Actions; Drain says
-	// whether the plan drains the node). The first Prepared of an update starts its report over.
+	// whether the plan drains the node). The first Prepared of an update starts its report over,
+	// also of an update to the config the node is in (forced).
 	Prepared StepKind = "Prepared"
 	// DrainBlocked: the drain controller reports the drain stuck (Message: what blocks it).
 	DrainBlocked StepKind = "DrainBlocked"
@@ -94,7 +95,9 @@ func Next(node string, prev mcfgv1.MachineConfigNodeStatus, step Step, now metav
 	desired := was
 	switch step.Kind {
 	case Prepared:
-		if was != step.Desired {
+		// A new update, or the config the node is in applied again (the force file): the
+		// report of the last update is over.
+		if was != step.Desired || c.get(mcfgv1.MachineConfigNodeUpdateComplete) == metav1.ConditionTrue {
 			c.startOver()
 		}
 		desired = step.Desired

@@ -230,6 +230,17 @@ func TestNext(t *testing.T) {
 		// Not validated, so not desired in the status (OpenShift keeps the placeholder there).
 		version: mcfgv1.MachineConfigNodeStatusMachineConfigVersion{Current: "rendered-a", Desired: "rendered-a"},
 	}, {
+		name: "the config the node is in, forced again, starts over",
+		steps: append(settled[:3:3],
+			Step{Kind: Prepared, Current: "rendered-a", Desired: "rendered-a", Actions: "Reboot", Drain: true}),
+		want: map[mcfgv1.StateProgress]want{
+			mcfgv1.MachineConfigNodeUpdatePrepared: w(yes, "UpdatePrepared"),
+			mcfgv1.MachineConfigNodeUpdateExecuted: w(unknown, "Drained"),
+			mcfgv1.MachineConfigNodeUpdateComplete: notYet,
+			mcfgv1.MachineConfigNodeUpdated:        w(no, "Updated"),
+		},
+		version: mcfgv1.MachineConfigNodeStatusMachineConfigVersion{Current: "rendered-a", Desired: "rendered-a"},
+	}, {
 		name:  "a new node updating from nothing",
 		steps: []Step{{Kind: Prepared, Desired: "rendered-a"}},
 		want: map[mcfgv1.StateProgress]want{
@@ -304,6 +315,10 @@ func TestNextIsIdempotent(t *testing.T) {
 			Step{Kind: Degraded, Current: "rendered-a", Desired: "rendered-b", Message: "reboot failed"},
 			Step{Kind: Done, Current: "rendered-b", Desired: "rendered-b"}),
 		{{Kind: Unreconcilable, Current: "rendered-a", Desired: "rendered-b", Message: "disks"}},
+		append(settled[:3:3], Step{Kind: Prepared, Current: "rendered-a", Desired: "rendered-a", Drain: true},
+			Step{Kind: Drained, Current: "rendered-a", Desired: "rendered-a"},
+			Step{Kind: Applied, Current: "rendered-a", Desired: "rendered-a", Reboot: true},
+			Step{Kind: Done, Current: "rendered-a", Desired: "rendered-a"}),
 	}
 	for _, steps := range flows {
 		var st mcfgv1.MachineConfigNodeStatus
