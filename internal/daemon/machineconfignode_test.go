@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -117,8 +119,8 @@ const (
 )
 
 // TestMachineConfigNodeReport rolls a rebootless and a rebooting update through a pool of one
-// node with the real controllers and agent, and checks what `kubectl get mcn` shows and how
-// many writes each update cost.
+// node with the real controllers and agent, drifts and repairs the node, and checks what
+// `kubectl get mcn` shows and how many writes each step cost.
 func TestMachineConfigNodeReport(t *testing.T) {
 	testenv.Integration(t)
 	requireSystemctl(t)
@@ -176,7 +178,31 @@ func TestMachineConfigNodeReport(t *testing.T) {
 		mcfgv1.MachineConfigNodeResumed: metav1.ConditionTrue, mcfgv1.MachineConfigNodeUpdated: metav1.ConditionTrue,
 	})
 
-	// 3. What an admin sees.
+	// 3. Drift: NodeDegraded with the agent's reason, one write; repaired, one more.
+	drifted := filepath.Join(root, "etc/base.conf")
+	if err := os.WriteFile(drifted, []byte("edited by hand"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m = awaitMCN(t, ctx, name, "NodeDegraded by drift", func(m *mcfgv1.MachineConfigNode) bool {
+		c := meta.FindStatusCondition(m.Status.Conditions, string(mcfgv1.MachineConfigNodeNodeDegraded))
+		return c != nil && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "/etc/base.conf")
+	})
+	wantConditions(t, m, map[mcfgv1.StateProgress]metav1.ConditionStatus{
+		mcfgv1.MachineConfigNodeUpdated: metav1.ConditionFalse, mcfgv1.MachineConfigNodeUpdateComplete: metav1.ConditionTrue,
+	})
+	if err := os.WriteFile(drifted, []byte("base"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m = awaitMCN(t, ctx, name, "no longer degraded", func(m *mcfgv1.MachineConfigNode) bool {
+		return meta.IsStatusConditionFalse(m.Status.Conditions, string(mcfgv1.MachineConfigNodeNodeDegraded)) && updatedIn(r2)(m)
+	})
+	status3, spec3 := settledCounts(name)
+	t.Logf("drift and its repair: %d status writes, %d spec writes", status3-status2, spec3-spec2)
+	if status3-status2 != 2 || spec3 != spec2 {
+		t.Errorf("drift and its repair cost %d status and %d spec writes, want 2 and 0", status3-status2, spec3-spec2)
+	}
+
+	// 4. What an admin sees.
 	out, err := env.Kubectl(ctx, "get", "mcn", name)
 	if err != nil {
 		t.Fatal(err)
