@@ -171,8 +171,14 @@ func (h *Handler) serveConfig(w http.ResponseWriter, r *http.Request, pool strin
 			_, _ = w.Write(resp.body)
 		}
 	}
-	h.log.Info("served config", "pool", pool, "config", entry.state.Served.Config.Name, etcdIndexAttr(templated, index), "version", resp.version,
-		"code", code, "method", r.Method, "client", r.RemoteAddr, "userAgent", r.UserAgent())
+	if templated {
+		h.log.Info("served config", "pool", pool, "config", entry.state.Served.Config.Name, "etcdIndex", index, "version", resp.version,
+			"code", code, "method", r.Method, "client", r.RemoteAddr, "userAgent", r.UserAgent())
+	} else {
+		// Apart, so the plain path (every worker) pays nothing for the etcd_index attribute.
+		h.log.Info("served config", "pool", pool, "config", entry.state.Served.Config.Name, "version", resp.version,
+			"code", code, "method", r.Method, "client", r.RemoteAddr, "userAgent", r.UserAgent())
+	}
 	sent := 0
 	if code == http.StatusOK && r.Method != http.MethodHead {
 		sent = len(resp.body)
