@@ -66,8 +66,11 @@ func TestCreatesClusterOperator(t *testing.T) {
 		t.Errorf("no pool to wait for, but reported version %q", v)
 	}
 
+	// Not deleteAndWait: the controller may create the new one before a poll sees the old gone.
 	uid := co.UID
-	deleteAndWait(t, co)
+	if err := k8sClient.Delete(ctx, co); err != nil {
+		t.Fatal(err)
+	}
 	waitOperator(t, ctx, "created again", func(co *configv1.ClusterOperator) bool {
 		return co.UID != uid && is(co, configv1.OperatorAvailable, configv1.ConditionTrue)
 	})
