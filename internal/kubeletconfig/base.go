@@ -58,7 +58,7 @@ func FindBase(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, parse
 		}
 		cfg, err := parse(mc)
 		if err != nil {
-			return Base{}, fmt.Errorf("MachineConfig %s: %w", mc.Name, err)
+			return Base{}, err
 		}
 		for _, l := range cfg.Storage.Links {
 			if l.Path == KubeletConfPath {

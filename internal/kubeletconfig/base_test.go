@@ -58,12 +58,12 @@ func TestFindBase(t *testing.T) {
 			rawMC("50-mode", "worker", fmt.Sprintf(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":%q,"mode":384}]}}`, KubeletConfPath))}, maxPods: 1},
 		{name: "gzip", pool: worker, mcs: []*mcfgv1.MachineConfig{confMC("01-worker-kubelet", "worker", 1), gzipped}, maxPods: 42},
 		{name: "a remote source", pool: worker, mcs: []*mcfgv1.MachineConfig{rawMC("50-remote", "worker", fmt.Sprintf(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":%q,"contents":{"source":"https://example.com/k.conf"}}]}}`, KubeletConfPath))},
-			err: "MachineConfig 50-remote: storage.files[/etc/kubernetes/kubelet.conf].contents: source \"https://example.com/k.conf\" is not inline"},
+			err: `MachineConfig "50-remote": spec.config.storage.files.0.contents.source: /etc/kubernetes/kubelet.conf: only inline data: URLs`},
 		{name: "an append", pool: worker, mcs: []*mcfgv1.MachineConfig{rawMC("50-append", "worker", fmt.Sprintf(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":%q,"append":[{"source":"data:,x"}]}]}}`, KubeletConfPath))},
 			err: "MachineConfig 50-append: storage.files[/etc/kubernetes/kubelet.conf].append"},
 		{name: "not YAML", pool: worker, mcs: []*mcfgv1.MachineConfig{rawMC("50-junk", "worker", fmt.Sprintf(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":%q,"contents":{"source":"data:,maxPods%%3A%%20%%5B"}}]}}`, KubeletConfPath))},
 			err: "MachineConfig 50-junk: /etc/kubernetes/kubelet.conf is not a KubeletConfiguration"},
-		{name: "a broken MachineConfig", pool: worker, mcs: []*mcfgv1.MachineConfig{rawMC("50-broken", "worker", `{"ignition":{"version":"9.0.0"}}`)}, err: "MachineConfig 50-broken:"},
+		{name: "a broken MachineConfig", pool: worker, mcs: []*mcfgv1.MachineConfig{rawMC("50-broken", "worker", `{"ignition":{"version":"9.0.0"}}`)}, err: `MachineConfig "50-broken": spec.config.ignition.version`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/render"
 )
 
 // The goldens in testdata/openshift were made by OpenShift's own kubelet config controller
@@ -101,7 +102,8 @@ func goldenCases(t *testing.T) []string {
 	return names
 }
 
-func parseMC(mc *mcfgv1.MachineConfig) (ignition.Config, error) { return ignition.Parse(mc.Spec.Config.Raw) }
+// parseMC parses as the controller does (render's validation, errors naming the MachineConfig).
+var parseMC = render.ValidateMachineConfig
 
 func TestOpenShiftGoldens(t *testing.T) {
 	for _, name := range goldenCases(t) {

@@ -177,3 +177,18 @@ func SuffixFor(pool, name string) string {
 	suffix, _ := suffixOf(pool, name)
 	return suffix
 }
+
+// IsGeneratedName reports whether name is a generated name of some pool, as the finalizers a
+// KubeletConfig carries are.
+func IsGeneratedName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "99-")
+	if !ok {
+		return false
+	}
+	i := strings.LastIndex(rest, "-generated-kubelet")
+	if i <= 0 {
+		return false
+	}
+	_, ok = suffixOf(rest[:i], name)
+	return ok
+}

@@ -100,3 +100,14 @@ func TestPoolsFor(t *testing.T) {
 		}
 	}
 }
+
+func TestIsGeneratedName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"99-worker-generated-kubelet": true, "99-my-pool-generated-kubelet-9": true, "99-worker-generated-kubelet-x": false,
+		"98-worker-generated-kubelet": false, "99--generated-kubelet": false, "99-worker-generated-kubelet-1-2": false, "foregroundDeletion": false,
+	} {
+		if got := IsGeneratedName(name); got != want {
+			t.Errorf("%s: %v", name, got)
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package kubeletconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/mco-dev/mco/internal/kubeletconfig"
+	"github.com/mco-dev/mco/internal/render"
+)
+
+// Event reasons, on the KubeletConfig.
+const (
+	ReasonGenerated     = "MachineConfigGenerated"
+	ReasonUpdated       = "MachineConfigUpdated"
+	ReasonDeleted       = "MachineConfigDeleted"
+	ReasonRefused       = "KubeletConfigRefused"
+	ReasonUnknownFields = "UnknownKubeletConfigFields"
+)
+
+// APIServerName is the one APIServer whose TLS profile the kubelet follows.
+const APIServerName = "cluster"
+
+// Options configure the controller.
+type Options struct {
+	// ControllerVersion is stamped on generated MachineConfigs (generated-by-controller-version).
+	ControllerVersion string
+	// ServesAPIServer: the cluster serves apiservers.config.openshift.io (OpenShift), whose
+	// `cluster` TLS profile then goes into every generated kubelet.conf. See ServesAPIServer.
+	ServesAPIServer bool
+}
+
+// Reconciler syncs one KubeletConfig per reconcile.
+type Reconciler struct {
+	Client client.Client
+	// Reader reads KubeletConfigs uncached for the name suffixes, so two new KubeletConfigs of
+	// a pool never see each other without their annotations and take the same name.
+	Reader   client.Reader
+	Recorder record.EventRecorder
+	Options  Options
+	parses   *render.ParseCache
+}
+
+// ServesAPIServer asks the REST mapper whether the cluster serves APIServers.
+func ServesAPIServer(mapper meta.RESTMapper) (bool, error) {
+	_, err := mapper.RESTMapping(configv1.GroupVersion.WithKind("APIServer").GroupKind(), configv1.GroupVersion.Version)
+	if meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// SetupWithManager watches KubeletConfigs (spec, deletion, the suffix annotation), pools (a
+// new or relabelled pool changes what a selector matches, a new machineConfigSelector the
+// base), MachineConfigs (a base kubelet.conf changed; a generated one edited or deleted by
+// hand is put back) and, where served, the APIServer `cluster`.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.parses = render.NewParseCache(1024)
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("kubeletconfig").
+		For(&mcfgv1.KubeletConfig{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.all),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(r.forMachineConfig))
+	if r.Options.ServesAPIServer {
+		b = b.Watches(&configv1.APIServer{}, handler.EnqueueRequestsFromMapFunc(r.all),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == APIServerName })))
+	}
+	return b.Complete(r)
+}
+
+// Reconcile writes (or, for a deleted one, removes) one KubeletConfig's MachineConfigs and
+// reports the outcome in its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	kc := &mcfgv1.KubeletConfig{}
+	if err := r.Client.Get(ctx, req.NamespacedName, kc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !kc.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, r.finalize(ctx, kc)
+	}
+	cluster, err := r.cluster(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	desired, err := kubeletconfig.DesiredFor(kc, cluster)
+	if err != nil {
+		// The admin's to fix: nothing is written and the previous MachineConfigs stay in
+		// effect; an edit of the KubeletConfig, its pools or a base MachineConfig retries.
+		return reconcile.Result{}, r.writeStatus(ctx, kc, err)
+	}
+	if err := r.ensureMetadata(ctx, kc, desired); err != nil {
+		return reconcile.Result{}, err
+	}
+	changed, err := r.apply(ctx, kc, desired.MachineConfigs, cluster.MachineConfigs)
+	if err != nil {
+		var taken *nameTakenError
+		if errors.As(err, &taken) {
+			return reconcile.Result{}, r.writeStatus(ctx, kc, err)
+		}
+		return reconcile.Result{}, err
+	}
+	if err := r.prune(ctx, kc, desired.MachineConfigs, cluster.MachineConfigs); err != nil {
+		return reconcile.Result{}, err
+	}
+	if changed {
+		if unknown := kubeletconfig.UnknownFields(kc); len(unknown) > 0 {
+			r.Recorder.Eventf(kc, corev1.EventTypeWarning, ReasonUnknownFields, "spec.kubeletConfig: dropped as the kubelet does not know them (as OpenShift does): %v", unknown)
+		}
+	}
+	return reconcile.Result{}, r.writeStatus(ctx, kc, nil)
+}
+
+// cluster reads what the core needs besides the KubeletConfig.
+func (r *Reconciler) cluster(ctx context.Context) (kubeletconfig.Cluster, error) {
+	var pools mcfgv1.MachineConfigPoolList
+	var mcs mcfgv1.MachineConfigList
+	var kcs mcfgv1.KubeletConfigList
+	if err := r.Client.List(ctx, &pools); err != nil {
+		return kubeletconfig.Cluster{}, err
+	}
+	if err := r.Client.List(ctx, &mcs); err != nil {
+		return kubeletconfig.Cluster{}, err
+	}
+	if err := r.Reader.List(ctx, &kcs); err != nil {
+		return kubeletconfig.Cluster{}, err
+	}
+	c := kubeletconfig.Cluster{
+		Pools:             pools.Items,
+		KubeletConfigs:    kcs.Items,
+		ControllerVersion: r.Options.ControllerVersion,
+		Parse:             r.parses.Parse,
+	}
+	for i := range mcs.Items {
+		c.MachineConfigs = append(c.MachineConfigs, &mcs.Items[i])
+	}
+	if r.Options.ServesAPIServer {
+		c.ClusterTLS = &kubeletconfig.ClusterTLS{}
+		apiServer := &configv1.APIServer{}
+		switch err := r.Client.Get(ctx, client.ObjectKey{Name: APIServerName}, apiServer); {
+		case err == nil:
+			c.ClusterTLS.Profile = apiServer.Spec.TLSSecurityProfile
+		case !apierrors.IsNotFound(err):
+			return kubeletconfig.Cluster{}, fmt.Errorf("reading APIServer %s: %w", APIServerName, err)
+		}
+	}
+	return c, nil
+}
+
+// writeStatus records the sync's outcome (observedGeneration and the Accepted history), only
+// when it changed. A refusal is also a Warning event, once per new message.
+func (r *Reconciler) writeStatus(ctx context.Context, kc *mcfgv1.KubeletConfig, syncErr error) error {
+	st := kubeletconfig.Status(kc.Status, kc.Generation, syncErr, metav1.NewTime(time.Now().Truncate(time.Second)))
+	if equalStatus(kc.Status, st) {
+		return nil
+	}
+	if syncErr != nil && lastMessage(kc.Status) != lastMessage(st) {
+		r.Recorder.Event(kc, corev1.EventTypeWarning, ReasonRefused, syncErr.Error())
+	}
+	before := kc.DeepCopy()
+	kc.Status = st
+	return r.Client.Status().Patch(ctx, kc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
