@@ -43,7 +43,11 @@ func Revert(ctx context.Context, rootDir string, sd systemd.Manager) (string, er
 	if name == "" {
 		return "", fmt.Errorf("%s has no %s: nothing is recorded as applied", rootDir, apply.CurrentConfigPath)
 	}
-	committed, err := parseConfig(mc)
+	index, err := readEtcdIndex(root)
+	if err != nil {
+		return "", err
+	}
+	committed, err := parseConfig(mc, index)
 	if err != nil {
 		return "", err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/drift"
 	"github.com/mco-dev/mco/internal/daemon/nodefiles"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/etcdindex"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
 )
@@ -60,6 +61,9 @@ type session struct {
 	committedKnown bool
 	// status is the MachineConfigNode report (nodestatus.go).
 	status statusReport
+	// etcdIndex is the machine's etcd member index (nil: none), once etcdIndexRead.
+	etcdIndex     *int
+	etcdIndexRead bool
 }
 
 // bootedSystem is what the OS backend says booted (cached for the process, see session).
@@ -98,7 +102,11 @@ func (a *Agent) load(ctx context.Context, name string) (*loaded, error) {
 			return nil, err
 		}
 	}
-	l, err := parseConfig(mc)
+	index, err := a.etcdIndex()
+	if err != nil {
+		return nil, err
+	}
+	l, err := parseConfig(mc, index)
 	if err != nil {
 		return nil, err
 	}
@@ -119,10 +127,16 @@ func (a *Agent) keepConfigs(names ...string) {
 	}
 }
 
-func parseConfig(mc *mcfgv1.MachineConfig) (*loaded, error) {
+// parseConfig parses mc, templated with etcdIndex when the machine has one (see readEtcdIndex).
+func parseConfig(mc *mcfgv1.MachineConfig, etcdIndex *int) (*loaded, error) {
 	ign, err := ignition.Parse(mc.Spec.Config.Raw)
 	if err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", mc.Name, err)
+	}
+	if etcdIndex != nil {
+		if ign, err = etcdindex.Apply(ign, *etcdIndex); err != nil {
+			return nil, fmt.Errorf("%s with %s %d (this machine's, from %s):\n%w", mc.Name, etcdindex.Variable, *etcdIndex, etcdindex.IndexPath, err)
+		}
 	}
 	set, err := nodefiles.FromConfig(ign)
 	if err != nil {
