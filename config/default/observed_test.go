@@ -350,6 +350,9 @@ func TestObservedCallsAreListed(t *testing.T) {
 			t.Fatalf("ClusterOperator machine-config never got its status: %v", err)
 		}
 	})
+	t.Run("a ContainerRuntimeConfig and an ImageDigestMirrorSet become their MachineConfigs under the shipped RBAC", func(t *testing.T) {
+		checkContainerRuntime(ctx, t, admin)
+	})
 	time.Sleep(time.Second) // let the event broadcasters flush
 	cancel()
 	wg.Wait()

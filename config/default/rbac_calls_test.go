@@ -108,6 +108,23 @@ var apiCalls = []apiCall{
 	{controller, "watch", mcfg, "kubeletconfigs", "", "", "", "clusteroperator: informer"},
 	{controller, "list", mcfg, "containerruntimeconfigs", "", "", "", "clusteroperator: informer (fleet evaluation runc)"},
 	{controller, "watch", mcfg, "containerruntimeconfigs", "", "", "", "clusteroperator: informer"},
+	// mco controller: ContainerRuntimeConfigs and registries (internal/controller/containerruntime,
+	// internal/controller/registries). Besides these they read pools and MachineConfigs and write
+	// 99-<pool>-generated-containerruntime[-N] and 99-<pool>-generated-registries (machineconfigs
+	// rows); the containerruntimeconfigs list/watch rows above serve their informer and the
+	// uncached list for name suffixes too.
+	{controller, "patch", mcfg, "containerruntimeconfigs", "", "", "", "containerruntimeconfig: ensureMetadata (suffix annotation, finalizers), dropFinalizers"},
+	{controller, "patch", mcfg, "containerruntimeconfigs", "status", "", "", "containerruntimeconfig: writeStatus"},
+	{controller, "update", mcfg, "containerruntimeconfigs", "finalizers", "", "", "containerruntimeconfig: blockOwnerDeletion on generated MachineConfigs (admission check)"},
+	{controller, "list", config, "images", "", "", "", "registries: informer (image.config cluster)"},
+	{controller, "watch", config, "images", "", "", "", "registries: informer"},
+	{controller, "list", config, "imagedigestmirrorsets", "", "", "", "registries: informer"},
+	{controller, "watch", config, "imagedigestmirrorsets", "", "", "", "registries: informer"},
+	{controller, "list", config, "imagetagmirrorsets", "", "", "", "registries: informer"},
+	{controller, "watch", config, "imagetagmirrorsets", "", "", "", "registries: informer"},
+	{controller, "list", operator, "imagecontentsourcepolicies", "", "", "", "registries: informer"},
+	{controller, "watch", operator, "imagecontentsourcepolicies", "", "", "", "registries: informer"},
+	{controller, "get", config, "clusterversions", "", "", "version", "registries: cluster reads the release image uncached, where the kind is served"},
 	// cacheOptions limits the MachineSet informer to --machine-api-namespace (sync lists
 	// InNamespace from the cache).
 	{controller, "list", machine, "machinesets", "", mapiNS, "", "bootimage: informer, sync"},
@@ -176,6 +193,13 @@ var forbidden = []apiCall{
 	{component: controller, verb: "update", group: config, resource: "clusteroperators", subresource: "status", name: "kube-apiserver"},
 	{component: controller, verb: "get", group: config, resource: "clusteroperators", name: "kube-apiserver"},
 	{component: controller, verb: "delete", group: config, resource: "clusteroperators", name: "machine-config"},
+	{component: controller, verb: "delete", group: mcfg, resource: "containerruntimeconfigs"},
+	{component: controller, verb: "update", group: mcfg, resource: "containerruntimeconfigs"},
+	{component: controller, verb: "create", group: config, resource: "imagedigestmirrorsets"},
+	{component: controller, verb: "patch", group: config, resource: "images", name: "cluster"},
+	{component: controller, verb: "delete", group: operator, resource: "imagecontentsourcepolicies"},
+	{component: controller, verb: "update", group: config, resource: "clusterversions", subresource: "status", name: "version"},
+	{component: controller, verb: "list", group: config, resource: "clusterversions"},
 	{component: controller, verb: "list", group: machine, resource: "machinesets"},
 	{component: controller, verb: "watch", group: machine, resource: "machinesets", namespace: "default"},
 

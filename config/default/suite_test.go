@@ -74,6 +74,10 @@ func install(e *testenv.Env) error {
 	if err := testenv.InstallOpenShiftCRDs(e.Config, testenv.ClusterOperatorCRD); err != nil {
 		return err
 	}
+	// ClusterVersions too: the registries controller reads the release image where they are served.
+	if err := testenv.InstallOpenShiftCRDs(e.Config, testenv.ClusterVersionCRD); err != nil {
+		return err
+	}
 	_, err := e.Kubectl(ctx, "apply", "--server-side", "--field-manager=mco-install", "--validate=strict", "-k", dir())
 	return err
 }

@@ -20,9 +20,11 @@ import (
 
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	clusteroperatorcontroller "github.com/mco-dev/mco/internal/controller/clusteroperator"
+	containerruntimecontroller "github.com/mco-dev/mco/internal/controller/containerruntime"
 	draincontroller "github.com/mco-dev/mco/internal/controller/drain"
 	machineconfignodecontroller "github.com/mco-dev/mco/internal/controller/machineconfignode"
 	nodecontroller "github.com/mco-dev/mco/internal/controller/node"
+	registriescontroller "github.com/mco-dev/mco/internal/controller/registries"
 	rendercontroller "github.com/mco-dev/mco/internal/controller/render"
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
 	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
@@ -113,6 +115,9 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mcn.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("machineconfignode controller: %w", err)
 	}
+	if err := setupContainerRuntime(mgr, opts.Render.ControllerVersion); err != nil {
+		return nil, err
+	}
 	if opts.UserData != nil {
 		if err := setupUserData(mgr, *opts.UserData); err != nil {
 			return nil, err
@@ -149,6 +154,22 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		}
 	}
 	return mgr, nil
+}
+
+// setupContainerRuntime starts the ContainerRuntimeConfig and registries controllers, which
+// generate 99-<pool>-generated-containerruntime and 99-<pool>-generated-registries.
+func setupContainerRuntime(mgr ctrl.Manager, version string) error {
+	crc := &containerruntimecontroller.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorderFor("mco-containerruntimeconfig-controller"), Options: containerruntimecontroller.Options{ControllerVersion: version}}
+	if err := crc.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("containerruntimeconfig controller: %w", err)
+	}
+	reg := &registriescontroller.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorderFor("mco-registries-controller"), Options: registriescontroller.Options{ControllerVersion: version}}
+	if err := reg.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("registries controller: %w", err)
+	}
+	return nil
 }
 
 // setupClusterOperator starts the ClusterOperator controller where the kind is served. Its
