@@ -353,6 +353,9 @@ func TestObservedCallsAreListed(t *testing.T) {
 	t.Run("a ContainerRuntimeConfig and an ImageDigestMirrorSet become their MachineConfigs under the shipped RBAC", func(t *testing.T) {
 		checkContainerRuntime(ctx, t, admin)
 	})
+	t.Run("a KubeletConfig becomes its MachineConfig under the shipped RBAC", func(t *testing.T) {
+		checkKubeletConfig(ctx, t, admin)
+	})
 	time.Sleep(time.Second) // let the event broadcasters flush
 	cancel()
 	wg.Wait()
@@ -467,6 +470,32 @@ func checkServesOnlyWithToken(ctx context.Context, t *testing.T, admin client.Cl
 }
 
 // waitForTarget waits until the worker pool targets a rendered config other than previous.
+// checkKubeletConfig: a KubeletConfig on the worker pool gets its MachineConfig and is
+// Accepted (the APIServer API is served here, so the controller's APIServer informer runs too).
+func checkKubeletConfig(ctx context.Context, t *testing.T, admin client.Client) {
+	kc := &mcfgv1.KubeletConfig{ObjectMeta: metav1.ObjectMeta{Name: "max-pods"}, Spec: mcfgv1.KubeletConfigSpec{
+		MachineConfigPoolSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": ""}},
+		KubeletConfig:             &runtime.RawExtension{Raw: []byte(`{"maxPods":100}`)}}}
+	if err := admin.Create(ctx, kc); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(kc), kc); err != nil {
+			return false, err
+		}
+		var mc mcfgv1.MachineConfig
+		if err := admin.Get(ctx, client.ObjectKey{Name: "99-worker-generated-kubelet"}, &mc); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		n := len(kc.Status.Conditions)
+		return n > 1 && kc.Status.Conditions[n-2].Type == mcfgv1.KubeletConfigAccepted && kc.Status.Conditions[n-2].Status == corev1.ConditionTrue &&
+			strings.Contains(string(mc.Spec.Config.Raw), "kubelet.conf"), nil
+	})
+	if err != nil {
+		t.Fatalf("KubeletConfig max-pods not accepted with its MachineConfig: %v; status %+v", err, kc.Status)
+	}
+}
+
 func waitForTarget(ctx context.Context, t *testing.T, c client.Client, previous string) string {
 	t.Helper()
 	var target string

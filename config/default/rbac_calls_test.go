@@ -57,11 +57,11 @@ var apiCalls = []apiCall{
 	{controller, "patch", mcfg, "machineconfigpools", "status", "", "", "render: patchStatus; node: writeStatus"},
 	{controller, "update", mcfg, "machineconfigpools", "finalizers", "", "", "render/userdata/servertoken: blockOwnerDeletion on rendered MCs and managed Secrets (admission check)"},
 	{controller, "get", mcfg, "machineconfigs", "", "", "", "render: ensureRendered reads an existing rendered config; node: the pool owning a node's firstPivotConfig (cache)"},
-	{controller, "list", mcfg, "machineconfigs", "", "", "", "render: informer, Reconcile, GC"},
+	{controller, "list", mcfg, "machineconfigs", "", "", "", "render: informer, Reconcile, GC; kubeletconfig: the pools' base kubelet.conf"},
 	{controller, "watch", mcfg, "machineconfigs", "", "", "", "render: informer"},
-	{controller, "create", mcfg, "machineconfigs", "", "", "", "render: ensureRendered"},
-	{controller, "update", mcfg, "machineconfigs", "", "", "", "render: ensureRendered restores a hand-edited rendered config"},
-	{controller, "delete", mcfg, "machineconfigs", "", "", "", "render: collectGarbage"},
+	{controller, "create", mcfg, "machineconfigs", "", "", "", "render: ensureRendered; kubeletconfig: apply"},
+	{controller, "update", mcfg, "machineconfigs", "", "", "", "render: ensureRendered restores a hand-edited rendered config; kubeletconfig: apply"},
+	{controller, "delete", mcfg, "machineconfigs", "", "", "", "render: collectGarbage; kubeletconfig: prune, finalize"},
 	// mco controller: node and drain (internal/controller/node, internal/controller/drain)
 	{controller, "get", "", "nodes", "", "", "", "drain: Reconcile reads the node (cache)"},
 	{controller, "list", "", "nodes", "", "", "", "node/drain: informer; render: GC references"},
@@ -104,10 +104,18 @@ var apiCalls = []apiCall{
 	{controller, "watch", config, "clusteroperators", "", "", "machine-config", "clusteroperator: informer"},
 	{controller, "create", config, "clusteroperators", "", "", "", "clusteroperator: Reconcile creates machine-config when absent"},
 	{controller, "update", config, "clusteroperators", "status", "", "machine-config", "clusteroperator: Reconcile writes the status"},
-	{controller, "list", mcfg, "kubeletconfigs", "", "", "", "clusteroperator: informer (fleet evaluation failSwapOn)"},
-	{controller, "watch", mcfg, "kubeletconfigs", "", "", "", "clusteroperator: informer"},
+	{controller, "list", mcfg, "kubeletconfigs", "", "", "", "clusteroperator: informer (fleet evaluation failSwapOn); kubeletconfig: informer, uncached list for name suffixes"},
+	{controller, "watch", mcfg, "kubeletconfigs", "", "", "", "clusteroperator, kubeletconfig: informer"},
 	{controller, "list", mcfg, "containerruntimeconfigs", "", "", "", "clusteroperator: informer (fleet evaluation runc)"},
 	{controller, "watch", mcfg, "containerruntimeconfigs", "", "", "", "clusteroperator: informer"},
+	// mco controller: KubeletConfigs (internal/controller/kubeletconfig). Besides these it reads
+	// pools and MachineConfigs and writes 99-<pool>-generated-kubelet[-N] (machineconfigs rows).
+	{controller, "patch", mcfg, "kubeletconfigs", "", "", "", "kubeletconfig: ensureMetadata (suffix annotation, finalizers), dropFinalizers"},
+	{controller, "patch", mcfg, "kubeletconfigs", "status", "", "", "kubeletconfig: writeStatus"},
+	{controller, "update", mcfg, "kubeletconfigs", "finalizers", "", "", "kubeletconfig: blockOwnerDeletion on generated MachineConfigs (admission check)"},
+	// Where the cluster serves APIServers; the cache reads `cluster` only (withAPIServer in manager.go).
+	{controller, "list", config, "apiservers", "", "", "cluster", "kubeletconfig: informer on metadata.name=cluster (TLS profile)"},
+	{controller, "watch", config, "apiservers", "", "", "cluster", "kubeletconfig: informer"},
 	// mco controller: ContainerRuntimeConfigs and registries (internal/controller/containerruntime,
 	// internal/controller/registries). Besides these they read pools and MachineConfigs and write
 	// 99-<pool>-generated-containerruntime[-N] and 99-<pool>-generated-registries (machineconfigs
@@ -193,6 +201,10 @@ var forbidden = []apiCall{
 	{component: controller, verb: "update", group: config, resource: "clusteroperators", subresource: "status", name: "kube-apiserver"},
 	{component: controller, verb: "get", group: config, resource: "clusteroperators", name: "kube-apiserver"},
 	{component: controller, verb: "delete", group: config, resource: "clusteroperators", name: "machine-config"},
+	{component: controller, verb: "delete", group: mcfg, resource: "kubeletconfigs"},
+	{component: controller, verb: "update", group: mcfg, resource: "kubeletconfigs"},
+	{component: controller, verb: "patch", group: config, resource: "apiservers", name: "cluster"},
+	{component: controller, verb: "list", group: config, resource: "apiservers"},
 	{component: controller, verb: "delete", group: mcfg, resource: "containerruntimeconfigs"},
 	{component: controller, verb: "update", group: mcfg, resource: "containerruntimeconfigs"},
 	{component: controller, verb: "create", group: config, resource: "imagedigestmirrorsets"},

@@ -67,11 +67,11 @@ var (
 
 // install applies the kustomization the way README's Install section says, on an API server
 // playing OpenShift: it serves ClusterOperators (OpenShift's cluster-version operator installs
-// that CRD; mco does not), so the controller's ClusterOperator calls are checked too.
+// that CRD; mco does not) and APIServers, so the controller's calls for them are checked too.
 func install(e *testenv.Env) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := testenv.InstallOpenShiftCRDs(e.Config, testenv.ClusterOperatorCRD); err != nil {
+	if err := testenv.InstallOpenShiftCRDs(e.Config, testenv.ClusterOperatorCRD, testenv.APIServerCRD); err != nil {
 		return err
 	}
 	// ClusterVersions too: the registries controller reads the release image where they are served.

@@ -22,6 +22,7 @@ import (
 	clusteroperatorcontroller "github.com/mco-dev/mco/internal/controller/clusteroperator"
 	containerruntimecontroller "github.com/mco-dev/mco/internal/controller/containerruntime"
 	draincontroller "github.com/mco-dev/mco/internal/controller/drain"
+	kubeletconfigcontroller "github.com/mco-dev/mco/internal/controller/kubeletconfig"
 	machineconfignodecontroller "github.com/mco-dev/mco/internal/controller/machineconfignode"
 	nodecontroller "github.com/mco-dev/mco/internal/controller/node"
 	registriescontroller "github.com/mco-dev/mco/internal/controller/registries"
@@ -81,6 +82,12 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, fmt.Errorf("creating controller manager: %w", err)
 		}
 	}
+	// Where the cluster serves APIServers (OpenShift), generated kubelet configurations follow
+	// the TLS profile of APIServer cluster; elsewhere nothing watches the kind.
+	apiServers, err := kubeletconfigcontroller.ServesAPIServer(mapper)
+	if err != nil {
+		return nil, fmt.Errorf("creating controller manager: %w", err)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		MapperProvider:          func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
 		Scheme:                  scheme.Scheme,
@@ -89,7 +96,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "mco-controller",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
-		Cache:                   withClusterOperator(cacheOptions(opts, machineSets), clusterOperators),
+		Cache:                   withAPIServer(withClusterOperator(cacheOptions(opts, machineSets), clusterOperators), apiServers),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
@@ -114,6 +121,12 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	mcn := &machineconfignodecontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("mco-machineconfignode-controller")}
 	if err := mcn.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("machineconfignode controller: %w", err)
+	}
+	kubelet := &kubeletconfigcontroller.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorderFor("mco-kubeletconfig-controller"),
+		Options:  kubeletconfigcontroller.Options{ControllerVersion: opts.Render.ControllerVersion, ServesAPIServer: apiServers}}
+	if err := kubelet.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("kubelet config controller: %w", err)
 	}
 	if err := setupContainerRuntime(mgr, opts.Render.ControllerVersion); err != nil {
 		return nil, err
@@ -186,6 +199,19 @@ func setupClusterOperator(mgr ctrl.Manager, opts clusteroperatorcontroller.Optio
 		return fmt.Errorf("ClusterOperator controller: %w", err)
 	}
 	return nil
+}
+
+// withAPIServer limits the APIServer informer to `cluster` where the kind is served.
+func withAPIServer(c cache.Options, served bool) cache.Options {
+	if !served {
+		return c
+	}
+	obj, by := kubeletconfigcontroller.CacheByObject()
+	if c.ByObject == nil {
+		c.ByObject = map[client.Object]cache.ByObject{}
+	}
+	c.ByObject[obj] = by
+	return c
 }
 
 // withClusterOperator limits the ClusterOperator informer to machine-config where the kind is

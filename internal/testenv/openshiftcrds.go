@@ -17,6 +17,10 @@ import (
 // runs on OpenShift); tests that play OpenShift install it with InstallOpenShiftCRDs.
 const ClusterOperatorCRD = "config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml"
 
+// APIServerCRD is OpenShift's apiservers.config.openshift.io, whose `cluster` TLS profile the
+// kubelet config controller follows where it is served.
+const APIServerCRD = "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_apiservers-Default.crd.yaml"
+
 // OpenShiftCRDs returns install options for CRDs of the pinned github.com/openshift/api that
 // config/crd does not hold, by their paths in that module; envtest.InstallCRDs and
 // envtest.UninstallCRDs take them.

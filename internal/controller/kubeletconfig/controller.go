@@ -12,9 +12,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -63,6 +65,12 @@ func ServesAPIServer(mapper meta.RESTMapper) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// CacheByObject limits the APIServer informer to `cluster`, the only one the kubelet follows,
+// so the RBAC can name it.
+func CacheByObject() (client.Object, cache.ByObject) {
+	return &configv1.APIServer{}, cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", APIServerName)}
 }
 
 // SetupWithManager watches KubeletConfigs (spec, deletion, the suffix annotation), pools (a
