@@ -117,6 +117,10 @@ func TestClusterOperatorOnlyWhereServed(t *testing.T) {
 	if got := log.matching("/clusteroperators"); len(got) > 0 {
 		t.Errorf("the manager asked for ClusterOperators on plain Kubernetes: %q", got)
 	}
+	// Nor for the APIServer whose TLS profile generated kubelet configurations follow there.
+	if got := log.matching("/apiservers"); len(got) > 0 {
+		t.Errorf("the manager asked for APIServers on plain Kubernetes: %q", got)
+	}
 	if len(log.matching("/machineconfigpools")) == 0 {
 		t.Error("recorded no request for pools: the recorder saw nothing")
 	}
