@@ -54,6 +54,9 @@ type Reconciler struct {
 	Reader   client.Reader
 	Recorder record.EventRecorder
 	Options  Options
+	// clusterVersions: the cluster serves ClusterVersions (decided once at setup; the kind is
+	// OpenShift's and does not come and go).
+	clusterVersions bool
 }
 
 var key = reconcile.Request{NamespacedName: client.ObjectKey{Name: registries.ImageConfigName}}
@@ -63,6 +66,13 @@ func enqueue(context.Context, client.Object) []reconcile.Request { return []reco
 // SetupWithManager watches every input and the generated MachineConfigs (a hand edit or
 // deletion is put back); a MachineConfig writing registries.conf or policy.json may be a base.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	_, err := mgr.GetRESTMapper().RESTMapping(apicfgv1.GroupVersion.WithKind("ClusterVersion").GroupKind(), apicfgv1.GroupVersion.Version)
+	switch {
+	case err == nil:
+		r.clusterVersions = true
+	case !meta.IsNoMatchError(err):
+		return fmt.Errorf("asking whether the cluster serves ClusterVersions: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("registries").
 		Watches(&apicfgv1.Image{}, handler.EnqueueRequestsFromMapFunc(enqueue)).
@@ -135,7 +145,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 const releaseRecheck = 10 * time.Minute
 
 // cluster reads the controller's inputs. The ClusterVersion's release image is read only where
-// the API is served (OpenShift); elsewhere there is none.
+// the kind is served (OpenShift), uncached; elsewhere there is none.
 func (r *Reconciler) cluster(ctx context.Context) (registries.Cluster, error) {
 	var c registries.Cluster
 	img := &apicfgv1.Image{}
@@ -165,6 +175,9 @@ func (r *Reconciler) cluster(ctx context.Context) (registries.Cluster, error) {
 	}
 	for i := range icsp.Items {
 		c.ICSP = append(c.ICSP, &icsp.Items[i])
+	}
+	if !r.clusterVersions {
+		return c, nil
 	}
 	cv := &apicfgv1.ClusterVersion{}
 	switch err := r.Reader.Get(ctx, client.ObjectKey{Name: ClusterVersionName}, cv); {
