@@ -121,6 +121,10 @@ func TestClusterOperatorOnlyWhereServed(t *testing.T) {
 	if got := log.matching("/apiservers"); len(got) > 0 {
 		t.Errorf("the manager asked for APIServers on plain Kubernetes: %q", got)
 	}
+	// Nor for the ClusterVersion whose release image the registries controller protects there.
+	if got := log.matching("/clusterversions"); len(got) > 0 {
+		t.Errorf("the manager asked for ClusterVersions on plain Kubernetes: %q", got)
+	}
 	if len(log.matching("/machineconfigpools")) == 0 {
 		t.Error("recorded no request for pools: the recorder saw nothing")
 	}
