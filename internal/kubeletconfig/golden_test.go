@@ -56,7 +56,7 @@ type goldenWant struct {
 
 const goldenDir = "testdata/openshift"
 
-func loadGolden(t *testing.T, name string) (goldenCase, goldenWant, []*mcfgv1.MachineConfig) {
+func loadGolden(t testing.TB, name string) (goldenCase, goldenWant, []*mcfgv1.MachineConfig) {
 	t.Helper()
 	var c goldenCase
 	var want goldenWant
@@ -74,7 +74,7 @@ func loadGolden(t *testing.T, name string) (goldenCase, goldenWant, []*mcfgv1.Ma
 	return c, want, mcs
 }
 
-func readInto(t *testing.T, path string, v any) {
+func readInto(t testing.TB, path string, v any) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -196,6 +196,21 @@ func diffFiles(t *testing.T, got, want []byte) {
 		wd, _ := fileContents(*wf.Contents.Source, wf.Contents.Compression)
 		if gf.Path != wf.Path || string(gd) != string(wd) {
 			t.Logf("file %d: %s vs OpenShift's %s\n--- ours\n%s\n--- OpenShift\n%s", i, gf.Path, wf.Path, gd, wd)
+		}
+	}
+}
+
+// BenchmarkDesiredFor: one sync's pure work for a documented example on a pool with
+// OpenShift's base MachineConfigs (parse, find the base, merge, encode).
+func BenchmarkDesiredFor(b *testing.B) {
+	c, _, bases := loadGolden(b, "docs-eviction-gc")
+	kc := &c.KubeletConfigs[len(c.KubeletConfigs)-1]
+	cluster := Cluster{Pools: []mcfgv1.MachineConfigPool{c.Pool}, MachineConfigs: bases, KubeletConfigs: c.KubeletConfigs,
+		ClusterTLS: &ClusterTLS{}, ControllerVersion: "bench", Parse: render.NewParseCache(16).Parse}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DesiredFor(kc, cluster); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
