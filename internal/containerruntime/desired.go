@@ -4,6 +4,8 @@ import (
 	"regexp"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+
+	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // Cluster is what a ContainerRuntimeConfig's MachineConfigs depend on besides itself.
@@ -17,7 +19,7 @@ type Cluster struct {
 
 // Desired is what one ContainerRuntimeConfig should have.
 type Desired struct {
-	// Suffix is the NameSuffixAnnotation value to record, when cfg has none yet.
+	// Suffix is the protocol.NameSuffixAnnotation value to record, when cfg has none yet.
 	Suffix *string
 	// MachineConfigs are one per pool it selects, in pool order.
 	MachineConfigs []*mcfgv1.MachineConfig
@@ -42,7 +44,7 @@ func DesiredFor(cfg *mcfgv1.ContainerRuntimeConfig, c Cluster) (*Desired, error)
 		exists[mc.Name] = true
 	}
 	d := &Desired{}
-	_, annotated := cfg.Annotations[NameSuffixAnnotation]
+	_, annotated := cfg.Annotations[protocol.NameSuffixAnnotation]
 	for _, pool := range pools {
 		name, err := ManagedName(pool, cfg, c.Configs, func(n string) bool { return exists[n] })
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mco-dev/mco/internal/generatedmc"
+	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // The goldens in testdata/openshift were made by running OpenShift's own controller, not by
@@ -92,8 +93,8 @@ func generateAll(g golden) ([]*mcfgv1.MachineConfig, map[string]string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, ok := target.Annotations[NameSuffixAnnotation]; !ok {
-			recorded[NameSuffixAnnotation] = SuffixToRecord(pool.Name, name)
+		if _, ok := target.Annotations[protocol.NameSuffixAnnotation]; !ok {
+			recorded[protocol.NameSuffixAnnotation] = SuffixToRecord(pool.Name, name)
 		}
 		base, err := FindStorageBase(pool, nil)
 		if err != nil {

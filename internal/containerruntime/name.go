@@ -8,11 +8,9 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-)
 
-// NameSuffixAnnotation on a ContainerRuntimeConfig records which MachineConfig it owns on each of
-// its pools: "" for 99-<pool>-generated-containerruntime, "N" for ...-containerruntime-N.
-const NameSuffixAnnotation = "machineconfiguration.openshift.io/mc-name-suffix"
+	"github.com/mco-dev/mco/internal/protocol"
+)
 
 // MaxNameSuffix: suffixes run 1..9, so at most 10 ContainerRuntimeConfigs share a pool.
 const MaxNameSuffix = 9
@@ -80,7 +78,7 @@ func selects(cfg *mcfgv1.ContainerRuntimeConfig, pool *mcfgv1.MachineConfigPool)
 // the MachineConfig its finalizers name; else one past the largest suffix any config on the pool
 // has. all is every ContainerRuntimeConfig; mcExists tells whether a MachineConfig exists.
 func ManagedName(pool *mcfgv1.MachineConfigPool, cfg *mcfgv1.ContainerRuntimeConfig, all []mcfgv1.ContainerRuntimeConfig, mcExists func(string) bool) (string, error) {
-	if suffix, ok := cfg.Annotations[NameSuffixAnnotation]; ok {
+	if suffix, ok := cfg.Annotations[protocol.NameSuffixAnnotation]; ok {
 		return GeneratedName(pool.Name, suffix), nil
 	}
 	var onPool []*mcfgv1.ContainerRuntimeConfig
@@ -99,13 +97,13 @@ func ManagedName(pool *mcfgv1.MachineConfigPool, cfg *mcfgv1.ContainerRuntimeCon
 	}
 	largest := 0
 	for _, c := range onPool {
-		v := c.Annotations[NameSuffixAnnotation]
+		v := c.Annotations[protocol.NameSuffixAnnotation]
 		if v == "" {
 			continue
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return "", fmt.Errorf("ContainerRuntimeConfig %s: metadata.annotations[%s]: %q is not a number", c.Name, NameSuffixAnnotation, v)
+			return "", fmt.Errorf("ContainerRuntimeConfig %s: metadata.annotations[%s]: %q is not a number", c.Name, protocol.NameSuffixAnnotation, v)
 		}
 		largest = max(largest, n)
 	}

@@ -7,6 +7,8 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mco-dev/mco/internal/protocol"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -21,7 +23,7 @@ func onWorker(name string, created time.Duration, annotations map[string]string,
 	}
 }
 
-func suffix(s string) map[string]string { return map[string]string{NameSuffixAnnotation: s} }
+func suffix(s string) map[string]string { return map[string]string{protocol.NameSuffixAnnotation: s} }
 
 func TestManagedName(t *testing.T) {
 	worker := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker", Labels: map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": ""}}}

@@ -23,7 +23,7 @@ type Cluster struct {
 type Desired struct {
 	// MachineConfigs, one per selected pool, in pool order.
 	MachineConfigs []*mcfgv1.MachineConfig
-	// Suffix is the NameSuffixAnnotation value to record when the KubeletConfig has none yet.
+	// Suffix is the protocol.NameSuffixAnnotation value to record when the KubeletConfig has none yet.
 	Suffix string
 }
 

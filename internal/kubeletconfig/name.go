@@ -7,12 +7,9 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-)
 
-// NameSuffixAnnotation on a KubeletConfig records which generated name it owns on its pools:
-// "" for 99-<pool>-generated-kubelet, "N" for 99-<pool>-generated-kubelet-N. Written once, by
-// the first sync, so the name stays the same however many KubeletConfigs come and go.
-const NameSuffixAnnotation = "machineconfiguration.openshift.io/mc-name-suffix"
+	"github.com/mco-dev/mco/internal/protocol"
+)
 
 // maxNameSuffix caps a pool at 10 KubeletConfigs: -1 to -9 after the unsuffixed one.
 const maxNameSuffix = 9
@@ -51,10 +48,10 @@ func suffixOf(pool, name string) (string, bool) {
 // suffix any KubeletConfig of the pool records, at most 9. all is every KubeletConfig;
 // mcExists says whether a MachineConfig of that name exists.
 func ManagedName(pool *mcfgv1.MachineConfigPool, kc *mcfgv1.KubeletConfig, all []mcfgv1.KubeletConfig, mcExists func(string) bool) (string, error) {
-	if suffix, ok := kc.Annotations[NameSuffixAnnotation]; ok {
+	if suffix, ok := kc.Annotations[protocol.NameSuffixAnnotation]; ok {
 		if suffix != "" {
 			if n, err := strconv.Atoi(suffix); err != nil || n < 1 {
-				return "", fieldError(kc.Name, "metadata.annotations["+NameSuffixAnnotation+"]", "%q is not a name suffix (empty or 1 to %d)", suffix, maxNameSuffix)
+				return "", fieldError(kc.Name, "metadata.annotations["+protocol.NameSuffixAnnotation+"]", "%q is not a name suffix (empty or 1 to %d)", suffix, maxNameSuffix)
 			}
 		}
 		return GeneratedName(pool.Name, suffix), nil
@@ -70,13 +67,13 @@ func ManagedName(pool *mcfgv1.MachineConfigPool, kc *mcfgv1.KubeletConfig, all [
 	}
 	highest := 0
 	for _, other := range onPool {
-		suffix := other.Annotations[NameSuffixAnnotation]
+		suffix := other.Annotations[protocol.NameSuffixAnnotation]
 		if suffix == "" {
 			continue
 		}
 		n, err := strconv.Atoi(suffix)
 		if err != nil {
-			return "", fieldError(other.Name, "metadata.annotations["+NameSuffixAnnotation+"]", "%q is not a name suffix", suffix)
+			return "", fieldError(other.Name, "metadata.annotations["+protocol.NameSuffixAnnotation+"]", "%q is not a name suffix", suffix)
 		}
 		highest = max(highest, n)
 	}
@@ -172,7 +169,7 @@ func PoolsFor(kc *mcfgv1.KubeletConfig, pools []mcfgv1.MachineConfigPool) ([]*mc
 	return out, nil
 }
 
-// SuffixFor returns the NameSuffixAnnotation value that name (a generated name of pool) records.
+// SuffixFor returns the protocol.NameSuffixAnnotation value that name (a generated name of pool) records.
 func SuffixFor(pool, name string) string {
 	suffix, _ := suffixOf(pool, name)
 	return suffix

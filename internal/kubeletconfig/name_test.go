@@ -7,6 +7,8 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mco-dev/mco/internal/protocol"
 )
 
 func onWorker(name string, created int, annotations map[string]string, finalizers ...string) mcfgv1.KubeletConfig {
@@ -17,7 +19,7 @@ func onWorker(name string, created int, annotations map[string]string, finalizer
 	}
 }
 
-func suffix(s string) map[string]string { return map[string]string{NameSuffixAnnotation: s} }
+func suffix(s string) map[string]string { return map[string]string{protocol.NameSuffixAnnotation: s} }
 
 func TestManagedName(t *testing.T) {
 	worker := builtinPool(t, "worker")
@@ -44,8 +46,8 @@ func TestManagedName(t *testing.T) {
 		{name: "the newest one does not look at its finalizers", kc: onWorker("new", 5, nil, "99-worker-generated-kubelet-2"),
 			others: []mcfgv1.KubeletConfig{onWorker("old", 0, suffix("3"))}, want: "99-worker-generated-kubelet-4"},
 		{name: "ten is the most", kc: onWorker("eleventh", 10, nil), others: []mcfgv1.KubeletConfig{onWorker("tenth", 9, suffix("9"))}, field: "spec.machineConfigPoolSelector"},
-		{name: "a malformed recorded suffix", kc: onWorker("a", 0, suffix("one")), field: "metadata.annotations[" + NameSuffixAnnotation + "]"},
-		{name: "another's malformed suffix", kc: onWorker("b", 1, nil), others: []mcfgv1.KubeletConfig{onWorker("a", 0, suffix("x"))}, field: "metadata.annotations[" + NameSuffixAnnotation + "]"},
+		{name: "a malformed recorded suffix", kc: onWorker("a", 0, suffix("one")), field: "metadata.annotations[" + protocol.NameSuffixAnnotation + "]"},
+		{name: "another's malformed suffix", kc: onWorker("b", 1, nil), others: []mcfgv1.KubeletConfig{onWorker("a", 0, suffix("x"))}, field: "metadata.annotations[" + protocol.NameSuffixAnnotation + "]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

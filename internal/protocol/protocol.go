@@ -87,6 +87,11 @@ const (
 	// /config/<pool>?etcd_index=N executes the pool's contents as templates (seed 003). Master
 	// templates unless it says "false"; any other pool only when it says "true".
 	EtcdIndexTemplatingAnnotation = prefix + "etcd-index-templating"
+	// NameSuffixAnnotation, on a KubeletConfig or ContainerRuntimeConfig, records which
+	// generated MachineConfig name it owns on its pools: "" for 99-<pool>-generated-<kind>, "N"
+	// for 99-<pool>-generated-<kind>-N. Written once, by the first sync, so the name stays the
+	// same however many such objects come and go.
+	NameSuffixAnnotation = prefix + "mc-name-suffix"
 )
 
 // Taints and node labels.

@@ -21,6 +21,7 @@ import (
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/containerruntime"
 	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
@@ -55,7 +56,7 @@ spec:
 			t.Errorf("metadata %+v", mc.ObjectMeta)
 		}
 		got := waitCondition(t, ctx, "set-pids-limit", mcfgv1.ContainerRuntimeConfigSuccess)
-		if v, ok := got.Annotations[containerruntime.NameSuffixAnnotation]; !ok || v != "" || strings.Join(got.Finalizers, ",") != "99-worker-generated-containerruntime" {
+		if v, ok := got.Annotations[protocol.NameSuffixAnnotation]; !ok || v != "" || strings.Join(got.Finalizers, ",") != "99-worker-generated-containerruntime" {
 			t.Errorf("annotations %v, finalizers %v", got.Annotations, got.Finalizers)
 		}
 		if c := got.Status.Conditions[len(got.Status.Conditions)-1]; c.Message != "Success" || c.Status != corev1.ConditionTrue || got.Status.ObservedGeneration != got.Generation {
@@ -97,7 +98,7 @@ spec:
 			t.Errorf("log level drop-in %q", got)
 		}
 		got := waitCondition(t, ctx, "overlay", mcfgv1.ContainerRuntimeConfigSuccess)
-		if got.Annotations[containerruntime.NameSuffixAnnotation] != "1" {
+		if got.Annotations[protocol.NameSuffixAnnotation] != "1" {
 			t.Errorf("annotations %v", got.Annotations)
 		}
 	})

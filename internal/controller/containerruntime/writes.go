@@ -26,7 +26,7 @@ type nameTakenError struct {
 
 func (e *nameTakenError) Error() string {
 	return fmt.Sprintf("ContainerRuntimeConfig %s: MachineConfig %s is controlled by %s; remove the %s annotation from one of them to have it renamed",
-		e.config, e.name, e.owner, containerruntime.NameSuffixAnnotation)
+		e.config, e.name, e.owner, protocol.NameSuffixAnnotation)
 }
 
 // ensureMetadata records the name suffix (once) and the generated names as finalizers before
@@ -37,7 +37,7 @@ func (r *Reconciler) ensureMetadata(ctx context.Context, cfg *mcfgv1.ContainerRu
 		if cfg.Annotations == nil {
 			cfg.Annotations = map[string]string{}
 		}
-		cfg.Annotations[containerruntime.NameSuffixAnnotation] = *desired.Suffix
+		cfg.Annotations[protocol.NameSuffixAnnotation] = *desired.Suffix
 	}
 	for _, mc := range desired.MachineConfigs {
 		if !slices.Contains(cfg.Finalizers, mc.Name) {

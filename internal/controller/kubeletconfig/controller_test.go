@@ -20,6 +20,7 @@ import (
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/kubeletconfig"
+	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
@@ -71,7 +72,7 @@ spec:
 			t.Errorf("metadata %+v", mc.ObjectMeta)
 		}
 		got := waitAccepted(t, ctx, "set-max-pods", corev1.ConditionTrue)
-		if got.Annotations[kubeletconfig.NameSuffixAnnotation] != "" || strings.Join(got.Finalizers, ",") != "99-worker-generated-kubelet" {
+		if got.Annotations[protocol.NameSuffixAnnotation] != "" || strings.Join(got.Finalizers, ",") != "99-worker-generated-kubelet" {
 			t.Errorf("annotations %v, finalizers %v", got.Annotations, got.Finalizers)
 		}
 		// The render controller merges it like any MachineConfig: 99- sorts after the base.
@@ -91,8 +92,8 @@ spec:
 			t.Errorf("kubelet.conf of the second:\n%s", conf)
 		}
 		got := waitAccepted(t, ctx, "more-pods", corev1.ConditionTrue)
-		if got.Annotations[kubeletconfig.NameSuffixAnnotation] != "1" {
-			t.Errorf("suffix annotation %q", got.Annotations[kubeletconfig.NameSuffixAnnotation])
+		if got.Annotations[protocol.NameSuffixAnnotation] != "1" {
+			t.Errorf("suffix annotation %q", got.Annotations[protocol.NameSuffixAnnotation])
 		}
 		waitRendered(t, ctx, "worker", func(rendered map[string]string) bool {
 			return strings.Contains(rendered[kubeletconfig.KubeletConfPath], "maxPods: 200")

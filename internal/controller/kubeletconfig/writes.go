@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/kubeletconfig"
+	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // nameTakenError: a generated name is held by a MachineConfig another object controls (say a
@@ -26,7 +27,7 @@ type nameTakenError struct {
 
 func (e *nameTakenError) Error() string {
 	return fmt.Sprintf("KubeletConfig %s: MachineConfig %s is controlled by %s; remove the %s annotation from one of them to have it renamed",
-		e.kubeletConfig, e.name, e.owner, kubeletconfig.NameSuffixAnnotation)
+		e.kubeletConfig, e.name, e.owner, protocol.NameSuffixAnnotation)
 }
 
 // ensureMetadata records the name suffix (once) and the generated names as finalizers before
@@ -34,11 +35,11 @@ func (e *nameTakenError) Error() string {
 // MachineConfigs with it.
 func (r *Reconciler) ensureMetadata(ctx context.Context, kc *mcfgv1.KubeletConfig, desired *kubeletconfig.Desired) error {
 	before := kc.DeepCopy()
-	if _, ok := kc.Annotations[kubeletconfig.NameSuffixAnnotation]; !ok {
+	if _, ok := kc.Annotations[protocol.NameSuffixAnnotation]; !ok {
 		if kc.Annotations == nil {
 			kc.Annotations = map[string]string{}
 		}
-		kc.Annotations[kubeletconfig.NameSuffixAnnotation] = desired.Suffix
+		kc.Annotations[protocol.NameSuffixAnnotation] = desired.Suffix
 	}
 	for _, mc := range desired.MachineConfigs {
 		if !slices.Contains(kc.Finalizers, mc.Name) {
