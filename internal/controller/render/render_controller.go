@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,7 @@ const (
 	ReasonSelectsNothing    = "SelectorEmpty"
 	ReasonRenderedRestored  = "RenderedConfigRestored"
 	ReasonRenderedCollected = "RenderedConfigDeleted"
+	ReasonGeneratorsLate    = "GeneratedConfigsLate"
 )
 
 // Options configure the render controller.
@@ -48,17 +50,21 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 	Options  Options
 	parses   *render.ParseCache
+	waits    generatorClock
 }
 
 // SetupWithManager registers the controller: pools by spec change, MachineConfigs mapped to
 // every pool whose selector matches them (and to the owner of a rendered one, so a deleted
-// rendered config that is still the target is recreated).
+// rendered config that is still the target is recreated), KubeletConfigs and
+// ContainerRuntimeConfigs to the pools they select (see generators.go).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.parses = render.NewParseCache(4096)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("render").
 		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(r.poolsFor)).
+		Watches(&mcfgv1.KubeletConfig{}, handler.EnqueueRequestsFromMapFunc(r.poolsForGenerator)).
+		Watches(&mcfgv1.ContainerRuntimeConfig{}, handler.EnqueueRequestsFromMapFunc(r.poolsForGenerator)).
 		Complete(r)
 }
 
@@ -84,6 +90,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	pool := &mcfgv1.MachineConfigPool{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	gens, err := r.listGenerators(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if pending := pendingGenerators(pool, gens); len(pending) > 0 {
+		if !r.waits.overdue(pending, time.Now()) {
+			log.FromContext(ctx).Info("waiting for generated MachineConfigs before rendering", "pool", pool.Name, "generators", describeGenerators(pending))
+			return reconcile.Result{RequeueAfter: generatorRecheck}, nil
+		}
+		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonGeneratorsLate, fmt.Sprintf(
+			"rendering without waiting longer than %s for %s", generatorWaitLimit, describeGenerators(pending)))
 	}
 	var mcList mcfgv1.MachineConfigList
 	if err := r.Client.List(ctx, &mcList); err != nil {
