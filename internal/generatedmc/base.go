@@ -25,11 +25,10 @@ type Base struct {
 }
 
 // FindBase returns path as the pool's render would leave it without any generated
-// MachineConfig: from the last MachineConfig in merge order that writes it with contents,
-// leaving out every generated one (a generator's own output would otherwise become its next
-// base and compound on each sync). On OpenShift that is the template's 01-<role>-container-runtime
-// or 00-<role>; elsewhere a MachineConfig the admin or installer provides. When none writes it,
-// def, named defaultSource.
+// MachineConfig (IsGenerated): on OpenShift the template's 01-<role>-container-runtime or
+// 00-<role>; elsewhere a MachineConfig the admin or installer provides. When none writes it,
+// def, named defaultSource. A pool without a machineConfigSelector renders nothing, so it has
+// def.
 func FindBase(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, path string, def []byte, defaultSource string) (Base, error) {
 	selected, err := render.Select(pool, all)
 	var noSelector *render.ErrNoSelector
@@ -40,30 +39,49 @@ func FindBase(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, path 
 	if err != nil {
 		return Base{}, err
 	}
-	needle := []byte(path)
+	return BaseSearch{Path: path, Default: def, DefaultSource: defaultSource, NotABase: IsGenerated, Parse: parseWriting(path)}.In(selected)
+}
+
+// BaseSearch is how a generator finds the base of one file it writes; generators differ in
+// which MachineConfigs may not be a base and in how MachineConfigs are read.
+type BaseSearch struct {
+	Path string
+	// Default, named DefaultSource, is the base when no MachineConfig writes Path.
+	Default       []byte
+	DefaultSource string
+	// NotABase reports the MachineConfigs never to take the base from: the generator's own
+	// output at least, which would otherwise become its next base and compound on each sync.
+	NotABase func(*mcfgv1.MachineConfig) bool
+	// Parse reads a MachineConfig's Ignition config (an empty one for a MachineConfig that
+	// cannot concern Path). Its error is returned as it is, so it names the MachineConfig.
+	Parse func(*mcfgv1.MachineConfig) (ignition.Config, error)
+}
+
+// In returns Path as a render of selected (a pool's MachineConfigs, in merge order) would leave
+// it without the MachineConfigs NotABase reports: from the last one that writes it with
+// contents, else Default.
+func (s BaseSearch) In(selected []*mcfgv1.MachineConfig) (Base, error) {
 	var from *mcfgv1.MachineConfig
 	var source, compression *string
 	for _, mc := range selected {
-		// Every selected config would otherwise be parsed on each sync; the API server stores
-		// spec.config as JSON it encoded itself, so a config writing path names it literally.
-		if IsGenerated(mc) || !bytes.Contains(mc.Spec.Config.Raw, needle) {
+		if s.NotABase(mc) {
 			continue
 		}
-		cfg, err := ignition.Parse(mc.Spec.Config.Raw)
+		cfg, err := s.Parse(mc)
 		if err != nil {
-			return Base{}, fmt.Errorf("MachineConfig %s: spec.config: %w", mc.Name, err)
+			return Base{}, err
 		}
 		for _, l := range cfg.Storage.Links {
-			if l.Path == path {
-				return Base{}, fmt.Errorf("MachineConfig %s: storage.links: %s is a link; the base of a generated file must be a file", mc.Name, path)
+			if l.Path == s.Path {
+				return Base{}, fmt.Errorf("MachineConfig %s: storage.links: %s is a link; the base of a generated file must be a file", mc.Name, s.Path)
 			}
 		}
 		for _, f := range cfg.Storage.Files {
-			if f.Path != path {
+			if f.Path != s.Path {
 				continue
 			}
 			if len(f.Append) > 0 {
-				return Base{}, fmt.Errorf("MachineConfig %s: storage.files[%s].append: appending to a generated file's base is not supported; replace its contents", mc.Name, path)
+				return Base{}, fmt.Errorf("MachineConfig %s: storage.files[%s].append: appending to a generated file's base is not supported; replace its contents", mc.Name, s.Path)
 			}
 			// Ignition's merge keeps the earlier contents when a later entry has none.
 			if f.Contents.Source != nil {
@@ -72,13 +90,30 @@ func FindBase(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, path 
 		}
 	}
 	if from == nil {
-		return Base{Source: defaultSource, Data: bytes.Clone(def)}, nil
+		return Base{Source: s.DefaultSource, Data: bytes.Clone(s.Default)}, nil
 	}
 	data, err := inlineContents(*source, compression)
 	if err != nil {
-		return Base{}, fmt.Errorf("MachineConfig %s: storage.files[%s].contents: %w", from.Name, path, err)
+		return Base{}, fmt.Errorf("MachineConfig %s: storage.files[%s].contents: %w", from.Name, s.Path, err)
 	}
 	return Base{Source: "MachineConfig " + from.Name, Data: data}, nil
+}
+
+// parseWriting parses only the MachineConfigs that write path: every selected config would
+// otherwise be parsed on each sync. The API server stores spec.config as JSON it encoded
+// itself, so a config writing path names it literally.
+func parseWriting(path string) func(*mcfgv1.MachineConfig) (ignition.Config, error) {
+	needle := []byte(path)
+	return func(mc *mcfgv1.MachineConfig) (ignition.Config, error) {
+		if !bytes.Contains(mc.Spec.Config.Raw, needle) {
+			return ignition.Config{}, nil
+		}
+		cfg, err := ignition.Parse(mc.Spec.Config.Raw)
+		if err != nil {
+			return ignition.Config{}, fmt.Errorf("MachineConfig %s: spec.config: %w", mc.Name, err)
+		}
+		return cfg, nil
+	}
 }
 
 // generatedOwners are the kinds whose controllers (OpenShift's and mco's) generate MachineConfigs.

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -14,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+
+	"github.com/mco-dev/mco/internal/ignition"
 )
 
 const path = "/etc/containers/registries.conf"
@@ -136,5 +139,30 @@ func TestUpdated(t *testing.T) {
 	next, changed := Updated(cur, want)
 	if !changed || next.Annotations["kept"] != "yes" || next.Annotations["new"] != "1" {
 		t.Errorf("annotations %v, changed %v", next.Annotations, changed)
+	}
+}
+
+func TestBaseSearchTakesItsExclusionsFromTheGenerator(t *testing.T) {
+	featureGates := mc("98-worker-generated-kubelet", "worker", file(path, inline("gates\n")))
+	ours := mc("99-worker-generated-kubelet", "worker", file(path, inline("ours\n")))
+	parsed := 0
+	search := BaseSearch{Path: path, Default: []byte("default\n"), DefaultSource: "the default",
+		NotABase: func(m *mcfgv1.MachineConfig) bool { return m.Name == ours.Name },
+		Parse: func(m *mcfgv1.MachineConfig) (ignition.Config, error) {
+			parsed++
+			return ignition.Parse(m.Spec.Config.Raw)
+		}}
+	got, err := search.In([]*mcfgv1.MachineConfig{mc("00-worker", "worker"), featureGates, ours})
+	if err != nil || got.Source != "MachineConfig 98-worker-generated-kubelet" || string(got.Data) != "gates\n" {
+		t.Fatalf("%q from %q, %v; want the 98- MachineConfig's", got.Data, got.Source, err)
+	}
+	if parsed != 2 {
+		t.Errorf("parsed %d MachineConfigs, want every one that may be a base (2)", parsed)
+	}
+	search.Parse = func(m *mcfgv1.MachineConfig) (ignition.Config, error) {
+		return ignition.Config{}, errors.New("MachineConfig x: broken")
+	}
+	if _, err := search.In([]*mcfgv1.MachineConfig{featureGates}); err == nil || err.Error() != "MachineConfig x: broken" {
+		t.Errorf("a parse error came back as %v, want it as it is", err)
 	}
 }

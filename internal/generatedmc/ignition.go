@@ -20,7 +20,7 @@ type File struct {
 
 // Ignition returns the spec 3.5 config writing files, in order, each overwriting, mode 0644,
 // with a base64 data URL whose media type is sniffed from the contents: byte for byte what
-// OpenShift's container runtime config controller writes.
+// OpenShift's kubelet and container runtime config controllers write.
 func Ignition(files []File) ([]byte, error) {
 	cfg := types.Config{Ignition: types.Ignition{Version: types.MaxVersion.String()}}
 	for _, f := range files {

@@ -5,18 +5,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/clarketm/json"
-	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"github.com/imdario/mergo"
 	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	"github.com/vincent-petithory/dataurl"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
-	"k8s.io/utils/ptr"
 
-	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/generatedmc"
 )
 
 // Files a KubeletConfig's MachineConfig writes besides KubeletConfPath.
@@ -76,30 +71,21 @@ func Generate(in Input) (*mcfgv1.MachineConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	ign := types.Config{Ignition: types.Ignition{Version: types.MaxVersion.String()}}
-	if sizing := nodeSizingEnv(kc.Spec.AutoSizingReserved, reserved); sizing != nil {
-		ign.Storage.Files = append(ign.Storage.Files, overwritingFile(NodeSizingEnvPath, sizing))
-	}
+	// In OpenShift's order; a nil one is not written.
+	sizing, dropIn := nodeSizingEnv(kc.Spec.AutoSizingReserved, reserved), []byte(nil)
 	if l := kc.Spec.LogLevel; l != nil {
-		dropIn := fmt.Sprintf("[Service]\nEnvironment=\"KUBELET_LOG_LEVEL=%d\"\n", *l)
-		ign.Storage.Files = append(ign.Storage.Files, overwritingFile(LogLevelDropInPath, []byte(dropIn)))
+		dropIn = fmt.Appendf(nil, "[Service]\nEnvironment=\"KUBELET_LOG_LEVEL=%d\"\n", *l)
 	}
-	ign.Storage.Files = append(ign.Storage.Files, overwritingFile(KubeletConfPath, conf))
-	// clarketm/json, as OpenShift: it leaves out empty structs (passwd, systemd, ...) that
-	// encoding/json would write as {}.
-	raw, err := json.Marshal(ign)
+	raw, err := generatedmc.Ignition([]generatedmc.File{
+		{Path: NodeSizingEnvPath, Data: sizing},
+		{Path: LogLevelDropInPath, Data: dropIn},
+		{Path: KubeletConfPath, Data: conf},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("encoding the Ignition config of %s: %w", in.Name, err)
 	}
-	return &mcfgv1.MachineConfig{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            in.Name,
-			Labels:          map[string]string{protocol.RoleLabel: in.Pool.Name},
-			Annotations:     map[string]string{protocol.GeneratedByControllerVersionAnnotation: in.ControllerVersion},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(kc, KubeletConfigKind)},
-		},
-		Spec: mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
-	}, nil
+	owner := *metav1.NewControllerRef(kc, KubeletConfigKind)
+	return generatedmc.MachineConfig(in.Pool.Name, in.Name, raw, []metav1.OwnerReference{owner}, in.ControllerVersion), nil
 }
 
 func setTLS(cfg *kubeletv1beta1.KubeletConfiguration, s TLSSettings) {
@@ -180,19 +166,4 @@ func nodeSizingEnv(auto *bool, reserved map[string]string) []byte {
 	}
 	return fmt.Appendf(nil, "NODE_SIZING_ENABLED=%s\nSYSTEM_RESERVED_MEMORY=%s\nSYSTEM_RESERVED_CPU=%s\nSYSTEM_RESERVED_ES=%s\n",
 		enabled, value("memory", "1Gi"), value("cpu", "500m"), value("ephemeral-storage", "1Gi"))
-}
-
-// overwritingFile is a file as OpenShift's generators write one: mode 0644, overwrite, inline
-// data URL, explicit empty compression.
-func overwritingFile(path string, data []byte) types.File {
-	return types.File{
-		Node: types.Node{Path: path, Overwrite: ptr.To(true)},
-		FileEmbedded1: types.FileEmbedded1{
-			Mode: ptr.To(0o644),
-			Contents: types.Resource{
-				Source:      ptr.To(dataurl.EncodeBytes(data)),
-				Compression: ptr.To(""),
-			},
-		},
-	}
 }

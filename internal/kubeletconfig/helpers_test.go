@@ -1,10 +1,12 @@
 package kubeletconfig
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/vincent-petithory/dataurl"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -57,4 +59,16 @@ func raw(t *testing.T, doc string) *runtime.RawExtension {
 
 func at(minute int) metav1.Time {
 	return metav1.NewTime(time.Date(2026, 1, 1, 0, minute, 0, 0, time.UTC))
+}
+
+// fileContents decodes a generated file's inline contents, which are never compressed.
+func fileContents(source string, compression *string) ([]byte, error) {
+	if compression != nil && *compression != "" {
+		return nil, fmt.Errorf("compressed (%s)", *compression)
+	}
+	url, err := dataurl.DecodeString(source)
+	if err != nil {
+		return nil, err
+	}
+	return url.Data, nil
 }

@@ -1,11 +1,8 @@
 package kubeletconfig
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -15,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mco-dev/mco/internal/generatedmc"
 	"github.com/mco-dev/mco/internal/kubeletconfig"
 	"github.com/mco-dev/mco/internal/protocol"
 )
@@ -62,31 +60,25 @@ func (r *Reconciler) apply(ctx context.Context, kc *mcfgv1.KubeletConfig, desire
 			if err := r.Client.Create(ctx, want.DeepCopy()); err != nil {
 				return changed, fmt.Errorf("creating %s: %w", want.Name, err)
 			}
-			r.Recorder.Eventf(kc, corev1.EventTypeNormal, ReasonGenerated, "Generated %s for pool %s", want.Name, want.Labels[roleLabel])
+			r.Recorder.Eventf(kc, corev1.EventTypeNormal, ReasonGenerated, "Generated %s for pool %s", want.Name, want.Labels[protocol.RoleLabel])
 			changed = true
 			continue
 		}
 		if owner := metav1.GetControllerOf(cur); owner != nil && owner.UID != kc.UID {
 			return changed, &nameTakenError{kubeletConfig: kc.Name, name: cur.Name, owner: owner.Kind + " " + owner.Name}
 		}
-		next := cur.DeepCopy()
-		next.Labels = merged(cur.Labels, want.Labels)
-		next.Annotations = merged(cur.Annotations, want.Annotations)
-		next.OwnerReferences = want.OwnerReferences
-		next.Spec = want.Spec
-		if sameMachineConfig(cur, next) {
+		next, differs := generatedmc.Updated(cur, want)
+		if !differs {
 			continue
 		}
 		if err := r.Client.Update(ctx, next); err != nil {
 			return changed, fmt.Errorf("updating %s: %w", want.Name, err)
 		}
-		r.Recorder.Eventf(kc, corev1.EventTypeNormal, ReasonUpdated, "Updated %s for pool %s", want.Name, want.Labels[roleLabel])
+		r.Recorder.Eventf(kc, corev1.EventTypeNormal, ReasonUpdated, "Updated %s for pool %s", want.Name, want.Labels[protocol.RoleLabel])
 		changed = true
 	}
 	return changed, nil
 }
-
-const roleLabel = "machineconfiguration.openshift.io/role"
 
 // prune deletes kc's MachineConfigs of pools it no longer selects, then drops their finalizers.
 func (r *Reconciler) prune(ctx context.Context, kc *mcfgv1.KubeletConfig, desired, existing []*mcfgv1.MachineConfig) error {
@@ -178,37 +170,6 @@ func find(mcs []*mcfgv1.MachineConfig, name string) *mcfgv1.MachineConfig {
 		}
 	}
 	return nil
-}
-
-func merged(have, want map[string]string) map[string]string {
-	out := maps.Clone(have)
-	if out == nil {
-		out = map[string]string{}
-	}
-	maps.Copy(out, want)
-	return out
-}
-
-// sameMachineConfig compares what apply sets, with spec.config compared as JSON values: the
-// API server stores it with sorted keys, so the bytes read back differ from the bytes written.
-func sameMachineConfig(a, b *mcfgv1.MachineConfig) bool {
-	if !equality.Semantic.DeepEqual(a.Labels, b.Labels) || !equality.Semantic.DeepEqual(a.Annotations, b.Annotations) ||
-		!equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences) {
-		return false
-	}
-	as, bs := a.Spec.DeepCopy(), b.Spec.DeepCopy()
-	ca, cb := normalJSON(as.Config.Raw), normalJSON(bs.Config.Raw)
-	as.Config.Raw, bs.Config.Raw = nil, nil
-	return bytes.Equal(ca, cb) && equality.Semantic.DeepEqual(as, bs)
-}
-
-func normalJSON(raw []byte) []byte {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return raw
-	}
-	out, _ := json.Marshal(v)
-	return out
 }
 
 func equalStatus(a, b mcfgv1.KubeletConfigStatus) bool {
