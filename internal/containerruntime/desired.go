@@ -1,8 +1,6 @@
 package containerruntime
 
 import (
-	"regexp"
-
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
 	"github.com/mco-dev/mco/internal/protocol"
@@ -69,8 +67,6 @@ func DesiredFor(cfg *mcfgv1.ContainerRuntimeConfig, c Cluster) (*Desired, error)
 	return d, nil
 }
 
-var generatedNamePattern = regexp.MustCompile(`^99-.+-generated-containerruntime(-[1-9][0-9]*)?$`)
-
 // IsGeneratedName reports whether name has the form of a ContainerRuntimeConfig's MachineConfig
 // (of any pool): the finalizers a ContainerRuntimeConfig carries for them look like this.
-func IsGeneratedName(name string) bool { return generatedNamePattern.MatchString(name) }
+func IsGeneratedName(name string) bool { return names.IsName(name) }

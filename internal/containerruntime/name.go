@@ -3,42 +3,20 @@ package containerruntime
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/mco-dev/mco/internal/generatedmc"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
-// MaxNameSuffix: suffixes run 1..9, so at most 10 ContainerRuntimeConfigs share a pool.
-const MaxNameSuffix = 9
+// names: 99-<pool>-generated-containerruntime, then -1 to -9.
+const names = generatedmc.ContainerRuntimeNames
 
 // GeneratedName is the MachineConfig name for pool and suffix ("" for none).
-func GeneratedName(pool, suffix string) string {
-	name := "99-" + pool + "-generated-containerruntime"
-	if suffix == "" {
-		return name
-	}
-	return name + "-" + suffix
-}
-
-// suffixOf returns the suffix of name if it is one of pool's generated names.
-func suffixOf(pool, name string) (suffix string, ok bool) {
-	base := GeneratedName(pool, "")
-	if name == base {
-		return "", true
-	}
-	rest, found := strings.CutPrefix(name, base+"-")
-	if !found {
-		return "", false
-	}
-	if n, err := strconv.Atoi(rest); err != nil || n < 1 || strconv.Itoa(n) != rest {
-		return "", false
-	}
-	return rest, true
-}
+func GeneratedName(pool, suffix string) string { return names.Of(pool, suffix) }
 
 // PoolsFor returns the pools cfg's machineConfigPoolSelector matches, in the given order. A nil
 // or empty selector matches none (never every pool).
@@ -91,7 +69,7 @@ func ManagedName(pool *mcfgv1.MachineConfigPool, cfg *mcfgv1.ContainerRuntimeCon
 		return GeneratedName(pool.Name, ""), nil
 	}
 	if !newest(cfg, onPool) {
-		if name, ok := newestFinalizer(pool.Name, cfg, mcExists); ok {
+		if name, ok := names.NewestFinalizer(pool.Name, cfg.Finalizers, mcExists); ok {
 			return name, nil
 		}
 	}
@@ -107,7 +85,7 @@ func ManagedName(pool *mcfgv1.MachineConfigPool, cfg *mcfgv1.ContainerRuntimeCon
 		}
 		largest = max(largest, n)
 	}
-	if largest+1 > MaxNameSuffix {
+	if largest+1 > generatedmc.MaxNameSuffix {
 		return "", &Error{Object: cfg.Name, Problems: []FieldError{{Field: "spec.machineConfigPoolSelector",
 			Reason: fmt.Sprintf("pool %s already has the most ContainerRuntimeConfigs it can take (10); delete an old one first", pool.Name)}}}
 	}
@@ -124,28 +102,8 @@ func newest(cfg *mcfgv1.ContainerRuntimeConfig, onPool []*mcfgv1.ContainerRuntim
 	return true
 }
 
-// newestFinalizer returns the existing generated MachineConfig of pool with the largest suffix
-// among cfg's finalizers.
-func newestFinalizer(pool string, cfg *mcfgv1.ContainerRuntimeConfig, mcExists func(string) bool) (string, bool) {
-	best, bestN := "", -1
-	for _, f := range cfg.Finalizers {
-		suffix, ok := suffixOf(pool, f)
-		if !ok || !mcExists(f) {
-			continue
-		}
-		n := 0
-		if suffix != "" {
-			n, _ = strconv.Atoi(suffix)
-		}
-		if n > bestN {
-			best, bestN = f, n
-		}
-	}
-	return best, bestN >= 0
-}
-
 // SuffixToRecord returns the annotation value to record for name on a config that has none.
 func SuffixToRecord(pool, name string) string {
-	suffix, _ := suffixOf(pool, name)
+	suffix, _ := names.SuffixOf(pool, name)
 	return suffix
 }

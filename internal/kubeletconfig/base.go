@@ -70,6 +70,6 @@ func IsGenerated(mc *mcfgv1.MachineConfig) bool {
 		}
 	}
 	role := mc.Labels[protocol.RoleLabel]
-	_, named := suffixOf(role, mc.Name)
+	_, named := names.SuffixOf(role, mc.Name)
 	return role != "" && named
 }

@@ -2,44 +2,20 @@ package kubeletconfig
 
 import (
 	"strconv"
-	"strings"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/mco-dev/mco/internal/generatedmc"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
-// maxNameSuffix caps a pool at 10 KubeletConfigs: -1 to -9 after the unsuffixed one.
-const maxNameSuffix = 9
+// names: 99-<pool>-generated-kubelet, then -1 to -9.
+const names = generatedmc.KubeletNames
 
-// GeneratedName is the MachineConfig name for suffix ("" or a number) on pool. The 99- prefix
-// sorts it after every base MachineConfig, and a later suffix after an earlier one, so the
-// newest KubeletConfig wins the render's merge.
-func GeneratedName(pool, suffix string) string {
-	name := "99-" + pool + "-generated-kubelet"
-	if suffix != "" {
-		name += "-" + suffix
-	}
-	return name
-}
-
-// suffixOf returns the suffix of a generated name of pool, and whether name is one.
-func suffixOf(pool, name string) (string, bool) {
-	base := GeneratedName(pool, "")
-	if name == base {
-		return "", true
-	}
-	rest, ok := strings.CutPrefix(name, base+"-")
-	if !ok {
-		return "", false
-	}
-	if _, err := strconv.Atoi(rest); err != nil {
-		return "", false
-	}
-	return rest, true
-}
+// GeneratedName is the MachineConfig name for suffix ("" or a number) on pool.
+func GeneratedName(pool, suffix string) string { return names.Of(pool, suffix) }
 
 // ManagedName picks the generated MachineConfig name of kc on pool as OpenShift does: the name
 // its suffix annotation records; else the unsuffixed name when kc is the pool's only
@@ -49,19 +25,20 @@ func suffixOf(pool, name string) (string, bool) {
 // mcExists says whether a MachineConfig of that name exists.
 func ManagedName(pool *mcfgv1.MachineConfigPool, kc *mcfgv1.KubeletConfig, all []mcfgv1.KubeletConfig, mcExists func(string) bool) (string, error) {
 	if suffix, ok := kc.Annotations[protocol.NameSuffixAnnotation]; ok {
-		if suffix != "" {
-			if n, err := strconv.Atoi(suffix); err != nil || n < 1 {
-				return "", fieldError(kc.Name, "metadata.annotations["+protocol.NameSuffixAnnotation+"]", "%q is not a name suffix (empty or 1 to %d)", suffix, maxNameSuffix)
-			}
+		// A suffix whose name does not parse back (0, 01) would name a MachineConfig that
+		// pruning and finalizing could not tell as ours.
+		name := GeneratedName(pool.Name, suffix)
+		if _, ok := names.SuffixOf(pool.Name, name); !ok {
+			return "", fieldError(kc.Name, "metadata.annotations["+protocol.NameSuffixAnnotation+"]", "%q is not a name suffix (empty or 1 to %d)", suffix, generatedmc.MaxNameSuffix)
 		}
-		return GeneratedName(pool.Name, suffix), nil
+		return name, nil
 	}
 	onPool := kubeletConfigsOf(pool, kc, all)
 	if len(onPool) == 1 {
 		return GeneratedName(pool.Name, ""), nil
 	}
 	if !newest(kc, onPool) {
-		if name, ok := newestFinalizer(pool.Name, kc, mcExists); ok {
+		if name, ok := names.NewestFinalizer(pool.Name, kc.Finalizers, mcExists); ok {
 			return name, nil
 		}
 	}
@@ -77,10 +54,10 @@ func ManagedName(pool *mcfgv1.MachineConfigPool, kc *mcfgv1.KubeletConfig, all [
 		}
 		highest = max(highest, n)
 	}
-	if highest+1 > maxNameSuffix {
+	if highest+1 > generatedmc.MaxNameSuffix {
 		return "", fieldError(kc.Name, "spec.machineConfigPoolSelector",
 			"pool %s already has the most KubeletConfigs it can (%d: %s to -%d); delete old ones before adding another",
-			pool.Name, maxNameSuffix+1, GeneratedName(pool.Name, ""), maxNameSuffix)
+			pool.Name, generatedmc.MaxNameSuffix+1, GeneratedName(pool.Name, ""), generatedmc.MaxNameSuffix)
 	}
 	return GeneratedName(pool.Name, strconv.Itoa(highest+1)), nil
 }
@@ -105,26 +82,6 @@ func newest(kc *mcfgv1.KubeletConfig, onPool []*mcfgv1.KubeletConfig) bool {
 		}
 	}
 	return true
-}
-
-// newestFinalizer: the generated name of pool with the highest suffix among kc's finalizers
-// whose MachineConfig exists.
-func newestFinalizer(pool string, kc *mcfgv1.KubeletConfig, mcExists func(string) bool) (string, bool) {
-	best, bestN := "", -1
-	for _, f := range kc.Finalizers {
-		suffix, ok := suffixOf(pool, f)
-		if !ok || !mcExists(f) {
-			continue
-		}
-		n := 0
-		if suffix != "" {
-			n, _ = strconv.Atoi(suffix)
-		}
-		if n > bestN {
-			best, bestN = f, n
-		}
-	}
-	return best, bestN >= 0
 }
 
 // selects reports whether kc's machineConfigPoolSelector matches pool's labels. A nil or empty
@@ -171,21 +128,10 @@ func PoolsFor(kc *mcfgv1.KubeletConfig, pools []mcfgv1.MachineConfigPool) ([]*mc
 
 // SuffixFor returns the protocol.NameSuffixAnnotation value that name (a generated name of pool) records.
 func SuffixFor(pool, name string) string {
-	suffix, _ := suffixOf(pool, name)
+	suffix, _ := names.SuffixOf(pool, name)
 	return suffix
 }
 
 // IsGeneratedName reports whether name is a generated name of some pool, as the finalizers a
 // KubeletConfig carries are.
-func IsGeneratedName(name string) bool {
-	rest, ok := strings.CutPrefix(name, "99-")
-	if !ok {
-		return false
-	}
-	i := strings.LastIndex(rest, "-generated-kubelet")
-	if i <= 0 {
-		return false
-	}
-	_, ok = suffixOf(rest[:i], name)
-	return ok
-}
+func IsGeneratedName(name string) bool { return names.IsName(name) }
