@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mco-dev/mco/internal/daemon/apply"
+	"github.com/mco-dev/mco/internal/daemon/hostlayout"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/plan"
 	"github.com/mco-dev/mco/internal/machineconfignode"
@@ -51,6 +52,13 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 		if vs := render.CheckReconcilable(old.ign, next.ign, specOf(old).FIPS, next.mc.Spec.FIPS); len(vs) > 0 {
 			return a.degrade(ctx, protocol.NodeUnreconcilable, "FailedToReconcile", unreconcilable(current, desired, vs))
 		}
+	}
+	// A file the host's own layout uses for something else is refused before any drain or write.
+	if err := a.hostConflict(desired, old, next); err != nil {
+		if conflict := (*hostlayout.ConflictError)(nil); errors.As(err, &conflict) {
+			return a.degrade(ctx, protocol.NodeDegraded, "HostFileConflict", err)
+		}
+		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "HostFileUnreadable", err), err)
 	}
 	// What the OS backend cannot apply is refused here, before any drain or write.
 	osChange, err := a.osChange(ctx, specOf(old), next.mc.Spec, force)
