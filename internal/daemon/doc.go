@@ -9,6 +9,7 @@
 //	drift     the check that the disk still holds the current config, and its monitor
 //	noderoot  path resolution inside the node root and atomic writes
 //	systemd, osimage, reboot   the node's systemd, OS backend and reboot, behind interfaces
+//	hostlayout host files a config must not overwrite (kubeadm's kubeconfig at kubelet.conf)
 //
 // Every write to the Node happens on the agent's single loop goroutine; the informer and the
 // drift monitor only wake it up.
