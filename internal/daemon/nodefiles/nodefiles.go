@@ -133,6 +133,19 @@ func FromConfig(cfg ignition.Config) (Set, error) {
 	return s, nil
 }
 
+// FileData is what the config writes at path p, decoded as FromConfig decodes it; found is
+// false when the config has no such file.
+func FileData(cfg ignition.Config, p string) (data []byte, found bool, err error) {
+	for _, f := range cfg.Storage.Files {
+		if path.Clean(f.Path) != path.Clean(p) {
+			continue
+		}
+		e, err := fileEntry(f)
+		return e.Data, true, err
+	}
+	return nil, false, nil
+}
+
 // checkUnitNames refuses a unit or dropin name that would leave /etc/systemd/system once
 // joined to it (path.Join cleans "../../proc/x.service" into /proc/x.service). Render refuses
 // these too; the agent does not trust that every config it is given was rendered by a

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
+	"github.com/mco-dev/mco/internal/daemon/nodefiles"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
 )
@@ -32,6 +34,16 @@ type Diff struct {
 	// RebootPending is set when the config the node moves from was committed for a reboot
 	// that has not happened yet: that reboot is still owed, whatever the move itself needs.
 	RebootPending bool
+	// RegistriesConf is registries.conf in both configs when it is among Files: the Special
+	// action of its default policy decides the drain from the content (RegistriesConfDrain).
+	RegistriesConf *Contents
+}
+
+// Contents is a file's data in the old and the new config; nil where a config has no such file.
+type Contents struct {
+	Old, New []byte
+	// Unreadable says why the data could not be decoded; whatever needs it assumes the worst.
+	Unreadable string
 }
 
 // OSChanges names the fields that need an OS backend (rpm-ostree, bootc) to apply.
@@ -75,8 +87,14 @@ func DiffConfigs(old, new *mcfgv1.MachineConfig) (Diff, error) {
 // DiffParsed compares already parsed configs; the specs supply the non-Ignition fields.
 func DiffParsed(oldSpec, newSpec mcfgv1.MachineConfigSpec, oldIgn, newIgn ignition.Config) Diff {
 	oldCore, newCore := findUser(oldIgn.Passwd.Users, protocol.CoreUser), findUser(newIgn.Passwd.Users, protocol.CoreUser)
+	files := changedKeys(oldIgn.Storage.Files, newIgn.Storage.Files, func(f types.File) string { return f.Path })
+	var registries *Contents
+	if slices.Contains(files, RegistriesConfPath) {
+		registries = contentsOf(oldIgn, newIgn, RegistriesConfPath)
+	}
 	return Diff{
-		Files:           changedKeys(oldIgn.Storage.Files, newIgn.Storage.Files, func(f types.File) string { return f.Path }),
+		Files:           files,
+		RegistriesConf:  registries,
 		Units:           changedKeys(oldIgn.Systemd.Units, newIgn.Systemd.Units, func(u types.Unit) string { return u.Name }),
 		SSHKeys:         !sameList(oldCore.SSHAuthorizedKeys, newCore.SSHAuthorizedKeys),
 		Password:        !reflect.DeepEqual(oldCore.PasswordHash, newCore.PasswordHash),
@@ -86,6 +104,24 @@ func DiffParsed(oldSpec, newSpec mcfgv1.MachineConfigSpec, oldIgn, newIgn igniti
 		KernelType:      kernelType(oldSpec.KernelType) != kernelType(newSpec.KernelType),
 		FIPS:            oldSpec.FIPS != newSpec.FIPS,
 	}
+}
+
+func contentsOf(oldIgn, newIgn ignition.Config, path string) *Contents {
+	var c Contents
+	var errs []string
+	for _, side := range []struct {
+		name string
+		cfg  ignition.Config
+		data *[]byte
+	}{{"current", oldIgn, &c.Old}, {"new", newIgn, &c.New}} {
+		data, _, err := nodefiles.FileData(side.cfg, path)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("the %s config's %v", side.name, err))
+		}
+		*side.data = data
+	}
+	c.Unreadable = strings.Join(errs, "; ")
+	return &c
 }
 
 func parseMC(mc *mcfgv1.MachineConfig) (ignition.Config, error) {

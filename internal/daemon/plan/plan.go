@@ -17,6 +17,10 @@ const (
 	DaemonReload ActionType = "DaemonReload"
 	Drain        ActionType = "Drain"
 	Reboot       ActionType = "Reboot"
+	// Special is OpenShift's status-only action of the default registries.conf policy: reload
+	// crio, and drain unless RegistriesConfDrain finds the change safe. Compute resolves it, so
+	// a plan's actions never contain it.
+	Special ActionType = "Special"
 )
 
 // Action is one step; Unit is set for Reload and Restart.
@@ -36,9 +40,12 @@ func (a Action) String() string {
 type Cause struct {
 	// Change is e.g. `file /etc/chrony.conf`, `unit kubelet.service`, `kernelArguments`.
 	Change string
-	// Rule is the matching policy (`file policy /etc/containers`) or why none applies.
+	// Rule is the matching policy (`file policy /etc/containers`) or why none applies, and
+	// for the Special action whether it drains and why.
 	Rule    string
 	Actions []Action
+	// DrainSkipped is set where the Special action found the change safe without a drain.
+	DrainSkipped bool
 }
 
 // Plan is the ordered list of post-write actions plus how each change contributed.
@@ -52,6 +59,23 @@ func (p Plan) NeedsReboot() bool { return p.has(Reboot) }
 
 // NeedsDrain reports whether the node must be cordoned and drained before writing.
 func (p Plan) NeedsDrain() bool { return p.has(Reboot) || p.has(Drain) }
+
+// DrainReason explains the drain decision for logs: the first change that drains, or for a
+// plan without a drain, the first whose drain the Special action skipped; "" otherwise.
+func (p Plan) DrainReason() string {
+	drains := func(c Cause) bool {
+		return slices.ContainsFunc(c.Actions, func(a Action) bool { return a.Type == Drain || a.Type == Reboot })
+	}
+	if !p.NeedsDrain() {
+		drains = func(c Cause) bool { return c.DrainSkipped }
+	}
+	for _, c := range p.Causes {
+		if drains(c) {
+			return c.Change + ": " + c.Rule
+		}
+	}
+	return ""
+}
 
 func (p Plan) has(t ActionType) bool {
 	return slices.ContainsFunc(p.Actions, func(a Action) bool { return a.Type == t })
@@ -68,7 +92,9 @@ func (p Plan) String() string {
 // Compute turns a diff into actions:
 //   - OS image, kernel arguments, extensions, kernel type, FIPS, a forced rewrite or a reboot
 //     still pending from the current config → Reboot;
-//   - each changed file → the policy of that path or its longest directory prefix;
+//   - each changed file → the policy of that path or its longest directory prefix; the
+//     Special action (registries.conf's default) becomes Reload crio.service, after a Drain
+//     unless RegistriesConfDrain finds the change safe;
 //   - each changed unit → the policy of exactly that name;
 //   - SSH key or password changes → the sshkey policy;
 //   - anything without a policy → Reboot.
@@ -83,7 +109,11 @@ func Compute(d Diff, p Policies) Plan {
 	}
 	for _, path := range d.Files {
 		if fp, ok := p.filePolicy(path); ok {
-			causes = append(causes, Cause{Change: "file " + path, Rule: "file policy " + fp.Path, Actions: fp.Actions})
+			c := Cause{Change: "file " + path, Rule: "file policy " + fp.Path, Actions: fp.Actions}
+			if slices.ContainsFunc(c.Actions, func(a Action) bool { return a.Type == Special }) {
+				c = resolveSpecial(c, path, d.RegistriesConf)
+			}
+			causes = append(causes, c)
 		} else {
 			causes = append(causes, Cause{Change: "file " + path, Rule: "no file policy matches", Actions: []Action{{Type: Reboot}}})
 		}
@@ -99,6 +129,39 @@ func Compute(d Diff, p Policies) Plan {
 		causes = append(causes, Cause{Change: "core SSH keys or password", Rule: "sshkey policy", Actions: p.SSHKey})
 	}
 	return Plan{Actions: combine(causes), Causes: causes}
+}
+
+// resolveSpecial turns each Special into a crio reload, preceded by a drain unless the
+// registries.conf change is safe, and says which in the rule.
+func resolveSpecial(c Cause, path string, contents *Contents) Cause {
+	drain, why := true, ""
+	switch {
+	case path != RegistriesConfPath:
+		why = "Special is meant for " + RegistriesConfPath + " only"
+	case contents == nil:
+		why = "the file's contents are not known"
+	case contents.Unreadable != "":
+		why = contents.Unreadable
+	default:
+		drain, why = RegistriesConfDrain(contents.Old, contents.New)
+	}
+	var actions []Action
+	if drain {
+		actions = append(actions, Action{Type: Drain})
+	}
+	for _, a := range c.Actions {
+		if a.Type == Special {
+			a = reload("crio.service")
+		}
+		actions = append(actions, a)
+	}
+	c.Actions, c.DrainSkipped = actions, !drain
+	if drain {
+		c.Rule = fmt.Sprintf("%s (Special: drain, %s)", c.Rule, why)
+	} else {
+		c.Rule = fmt.Sprintf("%s (Special: no drain, %s)", c.Rule, why)
+	}
+	return c
 }
 
 func (d Diff) rebootChanges() []string {

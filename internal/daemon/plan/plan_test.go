@@ -38,7 +38,7 @@ func TestCompute(t *testing.T) {
 		{"exact file policy reload", Diff{Files: []string{"/etc/containers/policy.json"}}, defaults, acts(reload("crio.service"))},
 		{"directory prefix", Diff{Files: []string{"/etc/containers/registries.d/x.yaml"}}, defaults, acts(reload("crio.service"))},
 		{"prefix must end at a path boundary", Diff{Files: []string{"/etc/containers/registries.dx"}}, defaults, acts(reboot)},
-		{"registries.conf drains and reloads", Diff{Files: []string{"/etc/containers/registries.conf"}}, defaults, acts(Action{Type: Drain}, reload("crio.service"))},
+		{"registries.conf of unknown contents drains and reloads", Diff{Files: []string{"/etc/containers/registries.conf"}}, defaults, acts(Action{Type: Drain}, reload("crio.service"))},
 		{"longest prefix wins", Diff{Files: []string{"/etc/app/special/x"}}, admin, acts(Action{Type: Drain})},
 		{"shorter prefix", Diff{Files: []string{"/etc/app/other"}}, admin, acts(Action{Type: None})},
 		{"admin replaces default", Diff{Files: []string{"/etc/containers/policy.json"}}, admin, acts(Action{Type: None})},

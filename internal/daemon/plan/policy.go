@@ -28,9 +28,8 @@ func restart(unit string) Action { return Action{Type: Restart, Unit: unit} }
 
 var none = []Action{{Type: None}}
 
-// DefaultPolicies are the built-in rules (OpenShift's cluster defaults), under the admin's.
-// OpenShift's "Special" action for registries.conf (drain unless the change only adds
-// digest-only mirrors) is approximated conservatively: drain and reload crio.
+// DefaultPolicies are the built-in rules (OpenShift's cluster defaults, registries.conf's
+// Special action included), under the admin's.
 func DefaultPolicies() Policies {
 	crio := []Action{reload("crio.service")}
 	return Policies{
@@ -38,7 +37,7 @@ func DefaultPolicies() Policies {
 			{"/var/lib/kubelet/config.json", none},
 			{"/etc/machine-config-daemon/no-reboot/containers-gpg.pub", crio},
 			{"/etc/containers/policy.json", crio},
-			{"/etc/containers/registries.conf", []Action{{Type: Drain}, reload("crio.service")}},
+			{RegistriesConfPath, []Action{{Type: Special}}},
 			{"/etc/containers/registries.d", crio},
 			{"/etc/crio/policies", crio},
 			{"/etc/nmstate/openshift", none},
