@@ -2,6 +2,7 @@ package containerruntime
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -16,13 +17,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mco-dev/mco/internal/containerruntime"
+	"github.com/mco-dev/mco/internal/controller/generated"
 )
 
 // Event reasons, on the ContainerRuntimeConfig.
 const (
-	ReasonGenerated = "MachineConfigGenerated"
-	ReasonUpdated   = "MachineConfigUpdated"
-	ReasonDeleted   = "MachineConfigDeleted"
+	ReasonGenerated = generated.ReasonGenerated
+	ReasonUpdated   = generated.ReasonUpdated
+	ReasonDeleted   = generated.ReasonDeleted
 	ReasonRefused   = "ContainerRuntimeConfigRefused"
 )
 
@@ -64,7 +66,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !cfg.DeletionTimestamp.IsZero() {
-		return reconcile.Result{}, r.finalize(ctx, cfg)
+		return reconcile.Result{}, r.writer().Finalize(ctx, cfg)
 	}
 	cluster, err := r.cluster(ctx)
 	if err != nil {
@@ -76,16 +78,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// effect; an edit of the config, its pools or a base MachineConfig retries.
 		return reconcile.Result{}, r.writeStatus(ctx, cfg, err)
 	}
-	if err := r.ensureMetadata(ctx, cfg, desired); err != nil {
+	w := r.writer()
+	if err := w.EnsureMetadata(ctx, cfg, desired.Suffix, desired.MachineConfigs); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.apply(ctx, cfg, desired.MachineConfigs, cluster.MachineConfigs); err != nil {
-		if taken, ok := err.(*nameTakenError); ok {
+	if _, err := w.Apply(ctx, cfg, desired.MachineConfigs, cluster.MachineConfigs); err != nil {
+		var taken *generated.NameTakenError
+		if errors.As(err, &taken) {
 			return reconcile.Result{}, r.writeStatus(ctx, cfg, taken)
 		}
 		return reconcile.Result{}, err
 	}
-	if err := r.prune(ctx, cfg, desired.MachineConfigs, cluster.MachineConfigs); err != nil {
+	if err := w.Prune(ctx, cfg, desired.MachineConfigs, cluster.MachineConfigs); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, r.writeStatus(ctx, cfg, nil)

@@ -22,15 +22,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/mco-dev/mco/internal/controller/generated"
 	"github.com/mco-dev/mco/internal/kubeletconfig"
 	"github.com/mco-dev/mco/internal/render"
 )
 
 // Event reasons, on the KubeletConfig.
 const (
-	ReasonGenerated     = "MachineConfigGenerated"
-	ReasonUpdated       = "MachineConfigUpdated"
-	ReasonDeleted       = "MachineConfigDeleted"
+	ReasonGenerated     = generated.ReasonGenerated
+	ReasonUpdated       = generated.ReasonUpdated
+	ReasonDeleted       = generated.ReasonDeleted
 	ReasonRefused       = "KubeletConfigRefused"
 	ReasonUnknownFields = "UnknownKubeletConfigFields"
 )
@@ -100,7 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !kc.DeletionTimestamp.IsZero() {
-		return reconcile.Result{}, r.finalize(ctx, kc)
+		return reconcile.Result{}, r.writer().Finalize(ctx, kc)
 	}
 	cluster, err := r.cluster(ctx)
 	if err != nil {
@@ -112,18 +113,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// effect; an edit of the KubeletConfig, its pools or a base MachineConfig retries.
 		return reconcile.Result{}, r.writeStatus(ctx, kc, err)
 	}
-	if err := r.ensureMetadata(ctx, kc, desired); err != nil {
+	w := r.writer()
+	if err := w.EnsureMetadata(ctx, kc, &desired.Suffix, desired.MachineConfigs); err != nil {
 		return reconcile.Result{}, err
 	}
-	changed, err := r.apply(ctx, kc, desired.MachineConfigs, cluster.MachineConfigs)
+	// Only a write reports the unknown fields, so their warning comes once per change.
+	changed, err := w.Apply(ctx, kc, desired.MachineConfigs, cluster.MachineConfigs)
 	if err != nil {
-		var taken *nameTakenError
+		var taken *generated.NameTakenError
 		if errors.As(err, &taken) {
 			return reconcile.Result{}, r.writeStatus(ctx, kc, err)
 		}
 		return reconcile.Result{}, err
 	}
-	if err := r.prune(ctx, kc, desired.MachineConfigs, cluster.MachineConfigs); err != nil {
+	if err := w.Prune(ctx, kc, desired.MachineConfigs, cluster.MachineConfigs); err != nil {
 		return reconcile.Result{}, err
 	}
 	if changed {
