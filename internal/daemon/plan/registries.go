@@ -122,6 +122,13 @@ func parseRegistriesConf(data []byte) (registriesConf, error) {
 	}
 	delete(conf.other, "registry")
 	delete(conf.other, "unqualified-search-registries")
+	for k, v := range conf.other {
+		// containers/image decodes these into typed fields, where an empty value is no value:
+		// OpenShift's encoder writes short-name-mode = "" into every file it generates.
+		if empty(v) {
+			delete(conf.other, k)
+		}
+	}
 	seen := make(map[string]bool, len(conf.Registries))
 	for _, r := range conf.Registries {
 		s := r.scope()
@@ -255,6 +262,22 @@ func within(inner, outer string) bool {
 	}
 	rest, ok := strings.CutPrefix(inner, outer)
 	return ok && rest != "" && strings.ContainsRune("/:@", rune(rest[0]))
+}
+
+func empty(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return v == ""
+	case bool:
+		return !v
+	case []any:
+		return len(v) == 0
+	case []map[string]any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
 }
 
 func firstChangedKey(before, after map[string]any) string {

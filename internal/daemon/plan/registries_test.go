@@ -232,6 +232,11 @@ mirror = [{location = "m.example.net/x", pull-from-mirror = "digest-only"}]`), t
 			"new registry cache.example.org/x takes images under *.example.org away from that entry"},
 		{"short-name-mode changed", appDigest, `short-name-mode = "permissive"
 ` + appDigest, true, "setting short-name-mode changed"},
+		{"empty settings are no settings", appDigest, `short-name-mode = ""
+credential-helpers = []
+` + appDigest + `
+[aliases]
+`, false, "no registry, mirror or search entry changed"},
 		{"alias added", appDigest, appDigest + `
 [aliases]
   "app" = "apps.example.org/team/app"
