@@ -31,7 +31,8 @@ const (
 // mirrors) drains. Anything else drains, including what OpenShift lets through because it does
 // not look:
 //   - a mirror's insecure, or any setting outside [[registry]] and
-//     unqualified-search-registries (short-name-mode, aliases, credential-helpers, v1 tables);
+//     unqualified-search-registries (short-name-mode, aliases, credential-helpers, v1 tables;
+//     an empty value is no value, as containers/image reads them);
 //   - a new registry that is blocked, redirects (prefix ≠ location), or sits under an existing
 //     one (the longest prefix wins, so it takes images away from that entry's mirrors);
 //   - a file that cannot be read: TOML errors, a scope declared twice, [[registry]] settings
