@@ -49,12 +49,13 @@ type Reconciler struct {
 // MachineConfigs (a generated one edited or deleted by hand is put back; one writing
 // storage.conf may be a base).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	all := generated.EnqueueAll(r.Client, &mcfgv1.ContainerRuntimeConfigList{}, "ContainerRuntimeConfigs")
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("containerruntimeconfig").
 		For(&mcfgv1.ContainerRuntimeConfig{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.all),
+		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(all),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(r.forMachineConfig)).
+		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(generated.EnqueueForMachineConfig(containerruntime.Kind, containerruntime.StorageConfPath, all))).
 		Complete(r)
 }
 

@@ -80,14 +80,15 @@ func CacheByObject() (client.Object, cache.ByObject) {
 // hand is put back) and, where served, the APIServer `cluster`.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.parses = render.NewParseCache(1024)
+	all := generated.EnqueueAll(r.Client, &mcfgv1.KubeletConfigList{}, "KubeletConfigs")
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kubeletconfig").
 		For(&mcfgv1.KubeletConfig{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.all),
+		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(all),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(r.forMachineConfig))
+		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(generated.EnqueueForMachineConfig(kubeletconfig.KubeletConfigKind, kubeletconfig.KubeletConfPath, all)))
 	if r.Options.ServesAPIServer {
-		b = b.Watches(&configv1.APIServer{}, handler.EnqueueRequestsFromMapFunc(r.all),
+		b = b.Watches(&configv1.APIServer{}, handler.EnqueueRequestsFromMapFunc(all),
 			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == APIServerName })))
 	}
 	return b.Complete(r)
