@@ -312,7 +312,8 @@ func TestObservedCallsAreListed(t *testing.T) {
 		}
 	}()
 
-	// The update: a file whose default disruption policy drains the node.
+	// The update: a registries.conf change that drains the node (blocking a registry is not one
+	// of the changes the Special policy applies without a drain).
 	if err := admin.Create(ctx, machineConfig("99-worker-registries", "/etc/containers/registries.conf")); err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +518,7 @@ func waitForTarget(ctx context.Context, t *testing.T, c client.Client, previous 
 func machineConfig(name, path string) *mcfgv1.MachineConfig {
 	ign := `{"ignition":{"version":"3.5.0"}}`
 	if path != "" {
-		ign = `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"` + path + `","mode":420,"contents":{"source":"data:,unqualified-search-registries%20%3D%20%5B%5D%0A"}}]}}`
+		ign = `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"` + path + `","mode":420,"contents":{"source":"data:,%5B%5Bregistry%5D%5D%0Alocation%20%3D%20%22blocked.example.com%22%0Ablocked%20%3D%20true%0A"}}]}}`
 	}
 	return &mcfgv1.MachineConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{protocol.RoleLabel: "worker"}},
