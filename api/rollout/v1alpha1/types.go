@@ -1,0 +1,138 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// ResumeAnnotation is the explicit resume marker `mco rollout resume` sets: an RFC 3339 time.
+// A resume given after the current batch finished ends its hold (the canary's approval or a
+// soak); an older one is spent and does nothing.
+const ResumeAnnotation = GroupName + "/resumed-at"
+
+// MachineConfigPoolRollout paces the rollout of the pools it selects.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=mcprollout
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`
+type MachineConfigPoolRollout struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   MachineConfigPoolRolloutSpec   `json:"spec"`
+	Status MachineConfigPoolRolloutStatus `json:"status,omitempty"`
+}
+
+// MachineConfigPoolRolloutList is a list of MachineConfigPoolRollouts.
+//
+// +kubebuilder:object:root=true
+type MachineConfigPoolRolloutList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MachineConfigPoolRollout `json:"items"`
+}
+
+// MachineConfigPoolRolloutSpec is the pacing policy.
+type MachineConfigPoolRolloutSpec struct {
+	// PoolSelector selects MachineConfigPools by their labels.
+	PoolSelector *metav1.LabelSelector `json:"poolSelector"`
+	// Canary, when set, is the first batch: that many nodes (a count, or a percent of the
+	// pool rounded up, at least 1) update first; the rest waits for `mco rollout resume`, or
+	// for Soak to pass when Soak is set.
+	// +optional
+	Canary *Canary `json:"canary,omitempty"`
+	// Soak is how long the pool waits after a batch finished before the next one starts.
+	// 0 (unset) means no batching: nodes start as maxUnavailable frees slots.
+	// +optional
+	Soak metav1.Duration `json:"soak,omitempty"`
+	// HealthGate is what an updated node must satisfy; one that fails it pauses the pool.
+	// +optional
+	HealthGate HealthGate `json:"healthGate,omitempty"`
+	// MaintenanceWindows, when any, are the only times a new node may start updating. A
+	// node that started always finishes, even after its window closed.
+	// +optional
+	MaintenanceWindows []MaintenanceWindow `json:"maintenanceWindows,omitempty"`
+	// Paused stops starting nodes; nodes already started finish.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+}
+
+// Canary is the size of the first batch.
+type Canary struct {
+	// Nodes is a count ("1") or a percent of the pool ("10%").
+	Nodes intstr.IntOrString `json:"nodes"`
+}
+
+// HealthGate lists the checks an updated node must pass. Unset checks are on.
+type HealthGate struct {
+	// NodeReady requires the node's Ready condition to be True (default true).
+	// +optional
+	NodeReady *bool `json:"nodeReady,omitempty"`
+	// DaemonSetPodsReady requires every DaemonSet pod on the node to be Ready (default true).
+	// +optional
+	DaemonSetPodsReady *bool `json:"daemonSetPodsReady,omitempty"`
+}
+
+// Weekday is a day of the week in English three-letter form.
+// +kubebuilder:validation:Enum=Mon;Tue;Wed;Thu;Fri;Sat;Sun
+type Weekday string
+
+// MaintenanceWindow opens on each of Days at Start (wall clock in TimeZone) for Duration, or
+// until End (wall clock, the next day when End is not after Start). Exactly one of Duration
+// and End is set.
+type MaintenanceWindow struct {
+	// Days are the days the window opens on; empty means every day.
+	// +optional
+	Days []Weekday `json:"days,omitempty"`
+	// Start is "HH:MM", 24-hour.
+	Start string `json:"start"`
+	// Duration is the window's length in elapsed time (at most 24h).
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+	// End is "HH:MM", wall clock; across a DST change the window is then an hour longer or shorter.
+	// +optional
+	End string `json:"end,omitempty"`
+	// TimeZone is an IANA zone name such as "Europe/Berlin"; empty means UTC.
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+}
+
+// Phase is where a paced rollout stands.
+type Phase string
+
+const (
+	PhaseIdle             Phase = "Idle"             // nothing to roll out (or no nodes)
+	PhaseCanary           Phase = "Canary"           // the canary batch runs or awaits approval
+	PhaseSoaking          Phase = "Soaking"          // a batch finished; waiting for its soak
+	PhaseWaitingForWindow Phase = "WaitingForWindow" // ready to start, outside every window
+	PhaseProgressing      Phase = "Progressing"      // nodes are starting or updating
+	PhasePaused           Phase = "Paused"           // spec.paused, or the health gate failed
+	PhaseDone             Phase = "Done"             // every node is on the target
+)
+
+// MachineConfigPoolRolloutStatus is what the controller last decided.
+type MachineConfigPoolRolloutStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// Reason says why the rollout waits, in words ("waiting for window Sat 02:00 Europe/Berlin (in 3h12m)").
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Batch is the number of batches started for the current target (the canary is batch 1).
+	// +optional
+	Batch int32 `json:"batch,omitempty"`
+	// NextWindowStart is when the next maintenance window opens, while waiting for one.
+	// +optional
+	NextWindowStart *metav1.Time `json:"nextWindowStart,omitempty"`
+	// +optional
+	NodesDone int32 `json:"nodesDone,omitempty"`
+	// +optional
+	NodesRemaining int32 `json:"nodesRemaining,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
