@@ -1,0 +1,217 @@
+package changeplan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+
+	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/render"
+)
+
+// Input is one pool's change: what nodes run now and the MachineConfigs after the change.
+type Input struct {
+	Pool *mcfgv1.MachineConfigPool
+	// Current is the rendered config the pool's nodes run.
+	Current *mcfgv1.MachineConfig
+	// MachineConfigs are all MachineConfigs as they would be after the change; the pool selects.
+	MachineConfigs []*mcfgv1.MachineConfig
+	// Policies is the NodeDisruptionPolicy in effect (plan.PoliciesFrom of MachineConfiguration cluster).
+	Policies plan.Policies
+	// Render is passed to render.Render; its Current is ignored (unreconcilable changes are
+	// listed in the plan instead of failing it).
+	Render render.Options
+}
+
+// Plan is what the change does to a node of the pool running Input.Current.
+type Plan struct {
+	Pool    string `json:"pool"`
+	Current string `json:"current"`
+	// Rendered is the new rendered config's name; equal to Current when nothing changes.
+	Rendered string   `json:"rendered"`
+	Sources  []string `json:"sources"`
+	Summary  string   `json:"summary"`
+	// Disruption is the one-line verdict: none, reload X, restart X, drain, drain+reboot.
+	Disruption string   `json:"disruption"`
+	Drain      bool     `json:"drain"`
+	Reboot     bool     `json:"reboot"`
+	Actions    []string `json:"actions"`
+	// Causes say, change by change, which policy rule gave which actions.
+	Causes          []Cause          `json:"causes,omitempty"`
+	KernelArguments *KernelArguments `json:"kernelArguments,omitempty"`
+	Fields          []FieldChange    `json:"fields,omitempty"`
+	SSHKeysChanged  bool             `json:"sshKeysChanged,omitempty"`
+	PasswordChanged bool             `json:"passwordChanged,omitempty"`
+	Units           []Change         `json:"units,omitempty"`
+	Files           []Change         `json:"files,omitempty"`
+	// Unreconcilable lists what the controller refuses to render over Current, so the change
+	// would leave the pool degraded instead of updating nodes.
+	Unreconcilable []string `json:"unreconcilable,omitempty"`
+}
+
+// Disrupts reports whether a node would be drained or rebooted.
+func (p *Plan) Disrupts() bool { return p.Drain || p.Reboot }
+
+// Cause is plan.Cause with its actions as words.
+type Cause struct {
+	Change  string   `json:"change"`
+	Rule    string   `json:"rule"`
+	Actions []string `json:"actions"`
+}
+
+// KernelArguments lists spec.kernelArguments entries the change adds and removes.
+type KernelArguments struct {
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+}
+
+// FieldChange is a spec field other than the Ignition config: osImageURL, kernelType, ...
+type FieldChange struct {
+	Field string `json:"field"`
+	Old   string `json:"old"`
+	New   string `json:"new"`
+}
+
+// Change is a file or unit added, removed or changed, with a unified diff of its text, or for
+// secret and binary files the sha256 of each side instead.
+type Change struct {
+	Name string `json:"name"`
+	// Kind is added, removed or changed.
+	Kind      string `json:"kind"`
+	Diff      string `json:"diff,omitempty"`
+	Hashed    string `json:"hashed,omitempty"` // why contents are hashed: secret or binary
+	OldSHA256 string `json:"oldSHA256,omitempty"`
+	NewSHA256 string `json:"newSHA256,omitempty"`
+	// Unreadable says why the contents could not be decoded (e.g. a remote source).
+	Unreadable string `json:"unreadable,omitempty"`
+}
+
+// Compute renders the pool from in.MachineConfigs and compares the result with in.Current the
+// way the node agent will.
+func Compute(in Input) (*Plan, error) {
+	if in.Pool == nil || in.Current == nil {
+		return nil, fmt.Errorf("changeplan: a pool and its current rendered config are needed")
+	}
+	opts := in.Render
+	opts.Current = nil
+	res, err := render.Render(in.Pool, in.MachineConfigs, opts)
+	if err != nil {
+		return nil, err
+	}
+	oldIgn, err := ignition.Parse(in.Current.Spec.Config.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("current rendered config %s: spec.config: %w", in.Current.Name, err)
+	}
+	diff := plan.DiffParsed(in.Current.Spec, res.Config.Spec, oldIgn, res.Ignition)
+	agent := plan.Compute(diff, in.Policies)
+
+	out := &Plan{
+		Pool:     in.Pool.Name,
+		Current:  in.Current.Name,
+		Rendered: res.Config.Name,
+		Drain:    agent.NeedsDrain(),
+		Reboot:   agent.NeedsReboot(),
+	}
+	for _, s := range res.Sources {
+		out.Sources = append(out.Sources, s.Name)
+	}
+	for _, a := range agent.Actions {
+		out.Actions = append(out.Actions, a.String())
+	}
+	for _, c := range agent.Causes {
+		out.Causes = append(out.Causes, Cause{Change: c.Change, Rule: c.Rule, Actions: actionWords(c.Actions)})
+	}
+	out.Disruption = disruption(agent)
+	out.KernelArguments = kernelArguments(in.Current.Spec.KernelArguments, res.Config.Spec.KernelArguments)
+	out.Fields = fieldChanges(in.Current.Spec, res.Config.Spec)
+	out.SSHKeysChanged, out.PasswordChanged = diff.SSHKeys, diff.Password
+	out.Files = fileChanges(oldIgn, res.Ignition, diff.Files)
+	out.Units = unitChanges(oldIgn, res.Ignition, diff.Units)
+	for _, v := range render.CheckReconcilable(oldIgn, res.Ignition, in.Current.Spec.FIPS, res.Config.Spec.FIPS) {
+		out.Unreconcilable = append(out.Unreconcilable, v.String())
+	}
+	out.Summary = summary(out)
+	return out, nil
+}
+
+func actionWords(actions []plan.Action) []string {
+	out := make([]string, len(actions))
+	for i, a := range actions {
+		out[i] = a.String()
+	}
+	return out
+}
+
+// disruption condenses the agent's actions into the verdict admins ask for.
+func disruption(p plan.Plan) string {
+	switch {
+	case p.NeedsReboot():
+		return "drain+reboot"
+	case len(p.Actions) == 1 && p.Actions[0].Type == plan.None:
+		return "none"
+	}
+	words := make([]string, 0, len(p.Actions))
+	for _, a := range p.Actions {
+		words = append(words, strings.ToLower(a.String()))
+	}
+	return strings.Join(words, ", ")
+}
+
+func kernelArguments(old, new []string) *KernelArguments {
+	var k KernelArguments
+	for _, a := range new {
+		if !slices.Contains(old, a) {
+			k.Added = append(k.Added, a)
+		}
+	}
+	for _, a := range old {
+		if !slices.Contains(new, a) {
+			k.Removed = append(k.Removed, a)
+		}
+	}
+	if len(k.Added) == 0 && len(k.Removed) == 0 {
+		return nil
+	}
+	return &k
+}
+
+func fieldChanges(old, new mcfgv1.MachineConfigSpec) []FieldChange {
+	var out []FieldChange
+	add := func(field, o, n string) {
+		if o != n {
+			out = append(out, FieldChange{Field: field, Old: o, New: n})
+		}
+	}
+	add("osImageURL", old.OSImageURL, new.OSImageURL)
+	add("kernelType", old.KernelType, new.KernelType)
+	add("extensions", strings.Join(old.Extensions, ","), strings.Join(new.Extensions, ","))
+	add("fips", fmt.Sprint(old.FIPS), fmt.Sprint(new.FIPS))
+	return out
+}
+
+func summary(p *Plan) string {
+	if p.Rendered == p.Current {
+		return fmt.Sprintf("no change: pool %s stays on %s", p.Pool, p.Current)
+	}
+	parts := []string{fmt.Sprintf("%d files", len(p.Files)), fmt.Sprintf("%d units", len(p.Units))}
+	if p.KernelArguments != nil {
+		parts = append(parts, "kernel arguments")
+	}
+	if p.SSHKeysChanged || p.PasswordChanged {
+		parts = append(parts, "core user")
+	}
+	for _, f := range p.Fields {
+		parts = append(parts, f.Field)
+	}
+	return fmt.Sprintf("%s → %s from %d MachineConfigs; changes %s", p.Current, p.Rendered, len(p.Sources), strings.Join(parts, ", "))
+}
+
+func sha(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
