@@ -1,0 +1,198 @@
+package pacing
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+)
+
+// Progress is where one node stands against the pool's target.
+type Progress string
+
+const (
+	Pending  Progress = "Pending"  // not yet pointed at the target
+	Updating Progress = "Updating" // pointed at the target, not there yet
+	Updated  Progress = "Updated"  // on the target
+)
+
+// NodeState is one pool node as the controller saw it.
+type NodeState struct {
+	Name     string
+	Progress Progress
+	// FinishedAt is when an Updated node reached the target.
+	FinishedAt time.Time
+	// NotReady is true when the node's Ready condition is not True, since NotReadySince (zero when unknown).
+	NotReady      bool
+	NotReadySince time.Time
+	// UnreadyDaemonSetPods are the node's DaemonSet pods that are not Ready, as namespace/name.
+	UnreadyDaemonSetPods []string
+}
+
+// State is what the pool and the policy object say now.
+type State struct {
+	Nodes []NodeState
+	// Batch is the number of batches started for the current target (status.batch).
+	Batch int
+	// ResumedAt is the explicit resume marker (rolloutv1.ResumeAnnotation); zero when none.
+	ResumedAt time.Time
+}
+
+// Decision is what the controller should do and report.
+type Decision struct {
+	// Start is how many more nodes may start now; the node controller caps it by maxUnavailable.
+	// Nodes already updating are never counted here and never held back.
+	Start int
+	// Batch is the status.batch to record (before any node is started, so a restart cannot
+	// count a batch twice).
+	Batch  int
+	Phase  rolloutv1.Phase
+	Reason string
+	// RequeueAfter, when not 0, is when to decide again even if nothing changes (a soak ends,
+	// a window opens or closes). Node and pod changes wake the controller anyway.
+	RequeueAfter time.Duration
+	// NextWindowStart is set while waiting for a window.
+	NextWindowStart           time.Time
+	NodesDone, NodesRemaining int
+}
+
+// Decide paces a pool. Order: nothing to do (Idle, Done); a paused spec or a failed health
+// gate stops new starts; the canary batch, then its hold until `mco rollout resume` or the
+// soak; with a soak, one batch at a time with the soak between; finally, new starts only
+// inside a maintenance window.
+func Decide(p Policy, s State, now time.Time) Decision {
+	var updated, updating, pending int
+	var lastFinish time.Time
+	for _, n := range s.Nodes {
+		switch n.Progress {
+		case Updated:
+			updated++
+			if n.FinishedAt.After(lastFinish) {
+				lastFinish = n.FinishedAt
+			}
+		case Updating:
+			updating++
+		default:
+			pending++
+		}
+	}
+	d := Decision{Batch: s.Batch, NodesDone: updated, NodesRemaining: updating + pending}
+	total := len(s.Nodes)
+	stillUpdating := ""
+	if updating > 0 {
+		stillUpdating = fmt.Sprintf("; %s still updating", nodes(updating))
+	}
+	switch {
+	case total == 0:
+		d.Phase, d.Reason = rolloutv1.PhaseIdle, "pool has no nodes"
+		return d
+	case pending == 0 && updating == 0:
+		d.Phase, d.Reason = rolloutv1.PhaseDone, fmt.Sprintf("all %s updated", nodes(total))
+		return d
+	}
+	if why := p.unhealthy(s.Nodes, now.Location()); why != "" {
+		d.Phase, d.Reason = rolloutv1.PhasePaused, "paused: "+why+stillUpdating
+		return d
+	}
+	if p.Paused {
+		d.Phase, d.Reason = rolloutv1.PhasePaused, "paused by spec.paused"+stillUpdating
+		return d
+	}
+	resumed := !s.ResumedAt.IsZero() && !s.ResumedAt.Before(lastFinish)
+	soakLeft := lastFinish.Add(p.Soak).Sub(now)
+	want, batch, phase := pending, s.Batch, rolloutv1.PhaseProgressing
+
+	canary := p.canarySize(total)
+	switch {
+	case canary > 0 && s.Batch <= 1:
+		started := updated + updating
+		switch {
+		case started < canary:
+			want, batch, phase = min(canary-started, pending), 1, rolloutv1.PhaseCanary
+		case updating > 0:
+			d.Phase, d.Reason = rolloutv1.PhaseCanary, fmt.Sprintf("canary: %d/%d updated%s", updated, canary, stillUpdating)
+			return d
+		case !resumed && p.Soak > 0 && soakLeft > 0:
+			d.Phase, d.RequeueAfter = rolloutv1.PhaseCanary, soakLeft
+			d.Reason = fmt.Sprintf("canary done: waiting for `mco rollout resume` or soak (%s left)", humanDuration(soakLeft))
+			return d
+		case !resumed && p.Soak == 0:
+			d.Phase, d.Reason = rolloutv1.PhaseCanary, "canary done: waiting for `mco rollout resume`"
+			return d
+		default:
+			batch = 2
+		}
+	case p.Soak > 0:
+		switch {
+		case updating > 0:
+			d.Reason = fmt.Sprintf("batch %d: %s", max(s.Batch, 1), strings.TrimPrefix(stillUpdating, "; "))
+			d.Phase = rolloutv1.PhaseProgressing
+			return d
+		case s.Batch > 0 && !resumed && soakLeft > 0:
+			d.Phase, d.RequeueAfter = rolloutv1.PhaseSoaking, soakLeft
+			d.Reason = fmt.Sprintf("soaking batch %d until %s; %d/%d healthy", s.Batch,
+				lastFinish.Add(p.Soak).In(now.Location()).Format("15:04"), updated, updated)
+			return d
+		default:
+			batch = s.Batch + 1
+		}
+	default: // no batches: nodes start as maxUnavailable frees slots
+		batch = max(s.Batch, 1)
+	}
+
+	if len(p.Windows) > 0 {
+		until, open := p.Windows.OpenUntil(now)
+		if !open {
+			next, w, _ := NextWindowStart(p.Windows, now)
+			d.Phase, d.NextWindowStart, d.RequeueAfter = rolloutv1.PhaseWaitingForWindow, next, next.Sub(now)
+			d.Reason = fmt.Sprintf("waiting for window %s (in %s)%s", w.Describe(next), humanDuration(next.Sub(now)), stillUpdating)
+			return d
+		}
+		d.RequeueAfter = until.Sub(now)
+	}
+	d.Start, d.Batch, d.Phase = want, batch, phase
+	if phase == rolloutv1.PhaseCanary {
+		d.Reason = fmt.Sprintf("canary: starting %s", nodes(want))
+	} else {
+		d.Reason = fmt.Sprintf("batch %d: up to %s may start", batch, nodes(want))
+	}
+	d.Reason += stillUpdating
+	return d
+}
+
+// unhealthy names the first updated node (by name) that fails the health gate, and how many
+// more do; "" when all pass.
+func (p Policy) unhealthy(ns []NodeState, loc *time.Location) string {
+	var failing []string
+	for _, n := range ns {
+		if n.Progress != Updated {
+			continue
+		}
+		switch {
+		case p.GateReady && n.NotReady && n.NotReadySince.IsZero():
+			failing = append(failing, fmt.Sprintf("node %s not Ready", n.Name))
+		case p.GateReady && n.NotReady:
+			failing = append(failing, fmt.Sprintf("node %s not Ready since %s", n.Name, n.NotReadySince.In(loc).Format("15:04")))
+		case p.GateDaemonSets && len(n.UnreadyDaemonSetPods) > 0:
+			pods := slices.Sorted(slices.Values(n.UnreadyDaemonSetPods))
+			failing = append(failing, fmt.Sprintf("node %s DaemonSet pod %s not Ready", n.Name, pods[0]))
+		}
+	}
+	if len(failing) == 0 {
+		return ""
+	}
+	slices.Sort(failing)
+	if len(failing) > 1 {
+		return fmt.Sprintf("%s (and %d more)", failing[0], len(failing)-1)
+	}
+	return failing[0]
+}
+
+func nodes(n int) string {
+	if n == 1 {
+		return "1 node"
+	}
+	return fmt.Sprintf("%d nodes", n)
+}

@@ -1,0 +1,63 @@
+package pacing
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+)
+
+// Policy is a validated MachineConfigPoolRollout spec.
+type Policy struct {
+	// Canary is the first batch's size; nil means no canary.
+	Canary *intstr.IntOrString
+	// Soak is the wait after each finished batch; 0 means no batches.
+	Soak time.Duration
+	// GateReady and GateDaemonSets are the health gate's checks.
+	GateReady, GateDaemonSets bool
+	Windows                   Windows
+	Paused                    bool
+}
+
+// Compile validates a spec; errors name the field (spec.canary.nodes, spec.maintenanceWindows[0].timeZone).
+func Compile(spec rolloutv1.MachineConfigPoolRolloutSpec) (Policy, error) {
+	path := field.NewPath("spec")
+	var errs field.ErrorList
+	p := Policy{
+		Soak:           spec.Soak.Duration,
+		GateReady:      spec.HealthGate.NodeReady == nil || *spec.HealthGate.NodeReady,
+		GateDaemonSets: spec.HealthGate.DaemonSetPodsReady == nil || *spec.HealthGate.DaemonSetPodsReady,
+		Paused:         spec.Paused,
+	}
+	if spec.PoolSelector == nil {
+		errs = append(errs, field.Required(path.Child("poolSelector"), "select the pools to pace"))
+	}
+	if spec.Canary != nil {
+		n := spec.Canary.Nodes
+		if v, err := intstr.GetScaledValueFromIntOrPercent(&n, 100, true); err != nil || v <= 0 {
+			errs = append(errs, field.Invalid(path.Child("canary", "nodes"), n.String(), "must be a count or a percent above 0"))
+		}
+		p.Canary = &n
+	}
+	if p.Soak < 0 {
+		errs = append(errs, field.Invalid(path.Child("soak"), p.Soak.String(), "must not be negative"))
+	}
+	ws, windowErrs := compileWindows(spec.MaintenanceWindows, path.Child("maintenanceWindows"))
+	errs = append(errs, windowErrs...)
+	p.Windows = ws
+	if len(errs) > 0 {
+		return Policy{}, errs.ToAggregate()
+	}
+	return p, nil
+}
+
+// canarySize is the canary batch for a pool of total nodes: rounded up, at least 1, at most total.
+func (p Policy) canarySize(total int) int {
+	if p.Canary == nil || total == 0 {
+		return 0
+	}
+	n, _ := intstr.GetScaledValueFromIntOrPercent(p.Canary, total, true)
+	return min(max(n, 1), total)
+}
