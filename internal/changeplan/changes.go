@@ -165,11 +165,21 @@ func unified(name, old, new string, oldFound, newFound bool) string {
 		to = "/dev/null"
 	}
 	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(old), B: difflib.SplitLines(new),
+		A: lines(old), B: lines(new),
 		FromFile: from, ToFile: to, Context: 3,
 	})
 	if err != nil {
 		return ""
 	}
 	return text
+}
+
+// lines splits text after each newline; unlike difflib.SplitLines it adds no empty last line,
+// which would show as a blank context line in every diff.
+func lines(text string) []string {
+	out := strings.SplitAfter(text, "\n")
+	if out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return out
 }

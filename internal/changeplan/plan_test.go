@@ -288,3 +288,23 @@ func changeNames(cs []Change) []string {
 	}
 	return out
 }
+
+func TestUnified(t *testing.T) {
+	tests := []struct {
+		name, old, new   string
+		oldFound, newFnd bool
+		want             string
+	}{
+		{"added", "", "a\nb\n", false, true, "--- /dev/null\n+++ b/etc/x\n@@ -0,0 +1,2 @@\n+a\n+b\n"},
+		{"removed", "a\n", "", true, false, "--- a/etc/x\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n"},
+		{"changed", "a\nb\nc\n", "a\nB\nc\n", true, true, "--- a/etc/x\n+++ b/etc/x\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"},
+		{"same", "a\n", "a\n", true, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := unified("/etc/x", tt.old, tt.new, tt.oldFound, tt.newFnd); got != tt.want {
+				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
