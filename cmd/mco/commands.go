@@ -7,7 +7,7 @@ import "github.com/spf13/cobra"
 // addCommands adds every command: this is the full mco.
 func addCommands(root *cobra.Command) {
 	root.AddCommand(newVersionCommand())
-	root.AddCommand(newRenderCommand(), newValidateCommand())
+	root.AddCommand(newRenderCommand(), newValidateCommand(), newPlanCommand())
 	root.AddCommand(newServerCommand())
 	root.AddCommand(newControllerCommand())
 	root.AddCommand(newDaemonCommand())

@@ -1,0 +1,241 @@
+//go:build !nodeagent
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mco-dev/mco/internal/changeplan"
+	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/manifest"
+	"github.com/mco-dev/mco/internal/render"
+	"github.com/mco-dev/mco/internal/version"
+)
+
+type planFlags struct {
+	offline         bool
+	files           []string
+	current, pool   string
+	output, policy  string
+	osImageURL      string
+	extensionsImage string
+}
+
+func newPlanCommand() *cobra.Command {
+	var f planFlags
+	cmd := &cobra.Command{
+		Use:   "plan --offline -f PATH... --current RENDERED.yaml [--pool NAME] [-o json]",
+		Short: "Show what a MachineConfig change would do to a pool's nodes before applying it",
+		Long: `Plan renders the pool from the MachineConfigs in -f (read as "mco render" reads them) and
+compares the result with the rendered config its nodes run now (--current), the way the node
+agent will: the new rendered config, the disruption (none, reload or restart of units, drain,
+drain+reboot) under the NodeDisruptionPolicy (OpenShift's defaults, or spec.nodeDisruptionPolicy
+of the MachineConfiguration in --policy), kernel-argument changes, a unified diff of each
+changed unit and file, and what the controller would refuse as unreconcilable. Files whose
+path looks secret (contains secret, token, key, password, passwd, credential, .pem, kubeconfig,
+or is /var/lib/kubelet/config.json) and binary files are shown as sha256 hashes.
+
+-f must hold every MachineConfig of the pool after the change, not only the changed ones.
+Only --offline exists so far; the live-cluster mode is to come.
+
+Exit codes: 0 nothing drains or reboots; 1 a node would be drained or rebooted; 2 error,
+including a change the controller would refuse as unreconcilable.`,
+		Example: `  mco plan --offline -f manifests/ --current rendered-worker.yaml
+  mco plan --offline -f manifests/ --current rendered-infra.yaml --pool infra -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := runPlan(cmd, f); err != nil {
+				var ee *exitError
+				if errors.As(err, &ee) {
+					return err
+				}
+				return &exitError{code: 2, err: err}
+			}
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: 2, err: err} })
+	fl := cmd.Flags()
+	fl.BoolVar(&f.offline, "offline", false, "plan from manifests on disk against --current, without a cluster")
+	fl.StringSliceVarP(&f.files, "filename", "f", nil, "files and directories holding the pool's MachineConfigs after the change (repeatable)")
+	fl.StringVar(&f.current, "current", "", "file holding the rendered MachineConfig the pool's nodes run now")
+	fl.StringVar(&f.pool, "pool", "worker", "pool to plan: a MachineConfigPool in -f or built-in master/worker")
+	fl.StringVarP(&f.output, "output", "o", "", "output format: text (default) or json")
+	fl.StringVar(&f.policy, "policy", "", "file holding MachineConfiguration cluster, whose spec.nodeDisruptionPolicy applies over the defaults")
+	fl.StringVar(&f.osImageURL, "os-image-url", "", "OS image the pool gets when no MachineConfig sets osImageURL")
+	fl.StringVar(&f.extensionsImage, "base-os-extensions-image", "", "extensions image the pool gets when no MachineConfig sets baseOSExtensionsContainerImage")
+	return cmd
+}
+
+func runPlan(cmd *cobra.Command, f planFlags) error {
+	switch {
+	case !f.offline:
+		return fmt.Errorf("planning against the live cluster is not implemented yet: use --offline with -f and --current")
+	case len(f.files) == 0:
+		return fmt.Errorf("--offline needs -f with the pool's MachineConfigs after the change")
+	case f.current == "":
+		return fmt.Errorf("--offline needs --current with the rendered MachineConfig the pool runs now")
+	case f.output != "" && f.output != "text" && f.output != "json":
+		return fmt.Errorf("--output: unknown format %q (want text or json)", f.output)
+	}
+	policies, err := loadPolicies(f.policy)
+	if err != nil {
+		return err
+	}
+	current, err := loadCurrent(f.current)
+	if err != nil {
+		return err
+	}
+	var found problems
+	set, err := manifest.Load(manifest.Options{FCOSRole: f.pool}, f.files...)
+	found.addLoad(err)
+	if err := found.report(cmd, "bad input"); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	pool, err := poolFor(set, f.pool)
+	if err != nil {
+		return err
+	}
+	p, err := changeplan.Compute(changeplan.Input{
+		Pool: pool, Current: current, MachineConfigs: set.MachineConfigs, Policies: policies,
+		Render: render.Options{
+			Defaults:          render.Defaults{OSImageURL: f.osImageURL, BaseOSExtensionsContainerImage: f.extensionsImage},
+			ControllerVersion: version.Commit,
+		},
+	})
+	if err != nil {
+		found.add(located(set, pool, err)...)
+		return &exitError{code: 2, err: found.report(cmd, "cannot render pool "+pool.Name)}
+	}
+	out := cmd.OutOrStdout()
+	if f.output == "json" {
+		js, err := json.MarshalIndent(p, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(out, "%s\n", js)
+		if err != nil {
+			return err
+		}
+	} else if err := printPlan(out, p); err != nil {
+		return err
+	}
+	switch {
+	case len(p.Unreconcilable) > 0:
+		return &exitError{code: 2, err: fmt.Errorf("pool %s: the controller would refuse this change: %s", p.Pool, strings.Join(p.Unreconcilable, "; "))}
+	case p.Disrupts():
+		return &exitError{code: 1, err: fmt.Errorf("pool %s: nodes would be %s", p.Pool, map[bool]string{true: "drained and rebooted", false: "drained"}[p.Reboot])}
+	}
+	return nil
+}
+
+// loadCurrent reads the one rendered MachineConfig in path.
+func loadCurrent(path string) (*mcfgv1.MachineConfig, error) {
+	set, err := manifest.Load(manifest.Options{}, path)
+	if err != nil {
+		return nil, fmt.Errorf("--current: %w", err)
+	}
+	if len(set.MachineConfigs) != 1 || len(set.Pools) != 0 {
+		return nil, fmt.Errorf("--current %s: want exactly one MachineConfig, found %d MachineConfigs and %d pools", path, len(set.MachineConfigs), len(set.Pools))
+	}
+	return set.MachineConfigs[0], nil
+}
+
+// loadPolicies reads MachineConfiguration cluster, strictly; no file means OpenShift's defaults.
+func loadPolicies(path string) (plan.Policies, error) {
+	if path == "" {
+		return plan.DefaultPolicies(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return plan.Policies{}, fmt.Errorf("--policy: %w", err)
+	}
+	var mc operatorv1.MachineConfiguration
+	if err := yaml.UnmarshalStrict(data, &mc); err != nil {
+		return plan.Policies{}, fmt.Errorf("--policy %s: %w", path, err)
+	}
+	if mc.Kind != "MachineConfiguration" {
+		return plan.Policies{}, fmt.Errorf("--policy %s: kind %q, want MachineConfiguration", path, mc.Kind)
+	}
+	return plan.PoliciesFrom(&mc.Spec.NodeDisruptionPolicy), nil
+}
+
+// printPlan writes the plan for people: a table of the verdict, then causes and diffs.
+func printPlan(w io.Writer, p *changeplan.Plan) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "POOL\tCURRENT\tRENDERED\tDISRUPTION\n")
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Pool, p.Current, p.Rendered, p.Disruption)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%s\n", p.Summary)
+	if len(p.Causes) > 0 {
+		fmt.Fprintln(w, "\nWhy:")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  CHANGE\tACTIONS\tRULE\n")
+		for _, c := range p.Causes {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Change, strings.Join(c.Actions, ", "), c.Rule)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if k := p.KernelArguments; k != nil {
+		fmt.Fprintln(w, "\nKernel arguments:")
+		for _, a := range k.Added {
+			fmt.Fprintf(w, "  + %s\n", a)
+		}
+		for _, a := range k.Removed {
+			fmt.Fprintf(w, "  - %s\n", a)
+		}
+	}
+	for _, fc := range p.Fields {
+		fmt.Fprintf(w, "\n%s: %q → %q\n", fc.Field, fc.Old, fc.New)
+	}
+	if p.SSHKeysChanged {
+		fmt.Fprintln(w, "\nSSH keys of the core user change.")
+	}
+	if p.PasswordChanged {
+		fmt.Fprintln(w, "\nThe core user's password changes.")
+	}
+	for _, group := range []struct {
+		title   string
+		changes []changeplan.Change
+	}{{"Unit", p.Units}, {"File", p.Files}} {
+		for _, c := range group.changes {
+			fmt.Fprintf(w, "\n%s %s (%s)", group.title, c.Name, c.Kind)
+			if c.Hashed != "" {
+				fmt.Fprintf(w, ", contents hashed (%s): sha256 %s → %s", c.Hashed, orNone(c.OldSHA256), orNone(c.NewSHA256))
+			}
+			if c.Unreadable != "" {
+				fmt.Fprintf(w, ", unreadable: %s", c.Unreadable)
+			}
+			fmt.Fprintf(w, "\n%s", c.Diff)
+		}
+	}
+	if len(p.Unreconcilable) > 0 {
+		fmt.Fprintln(w, "\nUnreconcilable (the controller refuses to render this over the current config):")
+		for _, u := range p.Unreconcilable {
+			fmt.Fprintf(w, "  %s\n", u)
+		}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
