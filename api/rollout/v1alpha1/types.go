@@ -87,12 +87,14 @@ type MaintenanceWindow struct {
 	// +optional
 	Days []Weekday `json:"days,omitempty"`
 	// Start is "HH:MM", 24-hour.
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	Start string `json:"start"`
 	// Duration is the window's length in elapsed time (at most 24h).
 	// +optional
 	Duration *metav1.Duration `json:"duration,omitempty"`
 	// End is "HH:MM", wall clock; across a DST change the window is then an hour longer or shorter.
 	// +optional
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	End string `json:"end,omitempty"`
 	// TimeZone is an IANA zone name such as "Europe/Berlin"; empty means UTC.
 	// +optional

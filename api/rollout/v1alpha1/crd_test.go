@@ -1,0 +1,39 @@
+package v1alpha1
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// The CRD is generated (go generate ./api/...); this checks what users type depends on it.
+func TestGeneratedCRD(t *testing.T) {
+	raw, err := os.ReadFile("../../../config/crd-mco/rollout.mco.dev_machineconfigpoolrollouts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
+	if crd.Spec.Group != GroupName || crd.Spec.Names.Kind != "MachineConfigPoolRollout" ||
+		!slices.Equal(crd.Spec.Names.ShortNames, []string{"mcprollout"}) || crd.Spec.Scope != apiextensionsv1.ClusterScoped {
+		t.Fatalf("names: %+v, scope %s", crd.Spec.Names, crd.Spec.Scope)
+	}
+	if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != GroupVersion.Version || crd.Spec.Versions[0].Subresources.Status == nil {
+		t.Fatalf("versions: %+v", crd.Spec.Versions)
+	}
+	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	for _, f := range []string{"poolSelector", "canary", "soak", "healthGate", "maintenanceWindows", "paused"} {
+		if _, ok := spec.Properties[f]; !ok {
+			t.Errorf("spec.%s missing from the CRD: run go generate ./api/...", f)
+		}
+	}
+	window := spec.Properties["maintenanceWindows"].Items.Schema
+	if window.Properties["start"].Pattern == "" || len(window.Properties["days"].Items.Schema.Enum) != 7 {
+		t.Errorf("window validation missing: %+v", window.Properties)
+	}
+}
