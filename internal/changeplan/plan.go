@@ -157,7 +157,8 @@ func disruption(p plan.Plan) string {
 	}
 	words := make([]string, 0, len(p.Actions))
 	for _, a := range p.Actions {
-		words = append(words, strings.ToLower(a.String()))
+		// Lower case as in the verdict's other words; DaemonReload as systemctl spells it.
+		words = append(words, strings.Replace(strings.ToLower(a.String()), "daemonreload", "daemon-reload", 1))
 	}
 	return strings.Join(words, ", ")
 }
@@ -198,7 +199,7 @@ func summary(p *Plan) string {
 	if p.Rendered == p.Current {
 		return fmt.Sprintf("no change: pool %s stays on %s", p.Pool, p.Current)
 	}
-	parts := []string{fmt.Sprintf("%d files", len(p.Files)), fmt.Sprintf("%d units", len(p.Units))}
+	parts := []string{count(len(p.Files), "file"), count(len(p.Units), "unit")}
 	if p.KernelArguments != nil {
 		parts = append(parts, "kernel arguments")
 	}
@@ -209,6 +210,13 @@ func summary(p *Plan) string {
 		parts = append(parts, f.Field)
 	}
 	return fmt.Sprintf("%s → %s from %d MachineConfigs; changes %s", p.Current, p.Rendered, len(p.Sources), strings.Join(parts, ", "))
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func sha(data []byte) string {

@@ -308,3 +308,15 @@ func TestUnified(t *testing.T) {
 		})
 	}
 }
+
+func TestSummaryWords(t *testing.T) {
+	for n, want := range map[int]string{0: "0 files", 1: "1 file", 2: "2 files"} {
+		if got := count(n, "file"); got != want {
+			t.Errorf("count(%d) = %q, want %q", n, got, want)
+		}
+	}
+	p := plan.Plan{Actions: []plan.Action{{Type: plan.DaemonReload}, {Type: plan.Restart, Unit: "chronyd.service"}}}
+	if got, want := disruption(p), "daemon-reload, restart chronyd.service"; got != want {
+		t.Errorf("disruption = %q, want %q", got, want)
+	}
+}
