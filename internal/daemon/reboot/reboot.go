@@ -27,6 +27,10 @@ type Systemd struct {
 
 func (s Systemd) Reboot(ctx context.Context, reason string) error {
 	args := []string{"--unit", "machine-config-daemon-reboot", "--description", "machine-config-daemon: " + reason,
+		// systemd-run returns once the unit is queued; if systemd then fails to start it (seen
+		// on dev machines: 219/CGROUP), systemd tries again instead of leaving the node waiting
+		// for the agent's RebootTimeout.
+		"--property=Restart=on-failure", "--property=RestartSec=5s",
 		"/bin/sh", "-c", "systemctl reboot"}
 	if err := systemd.RunInRoot(ctx, s.Run, s.Root, "systemd-run", args...); err != nil {
 		return fmt.Errorf("queueing reboot: %w", err)
