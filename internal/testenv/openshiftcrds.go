@@ -21,6 +21,11 @@ const ClusterOperatorCRD = "config/v1/zz_generated.crd-manifests/0000_00_cluster
 // kubelet config controller follows where it is served.
 const APIServerCRD = "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_apiservers-Default.crd.yaml"
 
+// ClusterVersionCRD is OpenShift's clusterversions.config.openshift.io (installed there by the
+// cluster-version operator, never by mco); the registries controller reads the release image of
+// ClusterVersion `version` where the kind is served.
+const ClusterVersionCRD = "config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml"
+
 // OpenShiftCRDs returns install options for CRDs of the pinned github.com/openshift/api that
 // config/crd does not hold, by their paths in that module; envtest.InstallCRDs and
 // envtest.UninstallCRDs take them.
