@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/mco-dev/mco/internal/poolcondition"
@@ -23,7 +24,7 @@ func poolStatus(p *mcfgv1.MachineConfigPool) string {
 		{mcfgv1.MachineConfigPoolNodeDegraded, "nodes fail"},
 		{poolcondition.NodeUnresponsive, "nodes are unresponsive"},
 	} {
-		if c := poolcondition.Get(st, d.t); c != nil && poolcondition.IsTrue(st, d.t) {
+		if c := poolcondition.Get(st, d.t); c != nil && c.Status == corev1.ConditionTrue {
 			return fmt.Sprintf("pool is degraded because %s with %q: %q", d.what, c.Reason, c.Message)
 		}
 	}
@@ -66,13 +67,18 @@ func ConfigNames(pools []mcfgv1.MachineConfigPool) []string {
 	var names []string
 	for i := range pools {
 		p := &pools[i]
-		if !required(p) || p.Status.Configuration.Name == "" {
-			continue
+		if required(p) && p.Status.Configuration.Name != "" {
+			names = append(names, configNames(p)...)
 		}
-		names = append(names, p.Status.Configuration.Name)
-		for _, s := range p.Status.Configuration.Source {
-			names = append(names, s.Name)
-		}
+	}
+	return names
+}
+
+// configNames are the pool's current rendered config and the configs it was rendered from.
+func configNames(p *mcfgv1.MachineConfigPool) []string {
+	names := []string{p.Status.Configuration.Name}
+	for _, s := range p.Status.Configuration.Source {
+		names = append(names, s.Name)
 	}
 	return names
 }
@@ -116,11 +122,7 @@ func configurationProblem(p *mcfgv1.MachineConfigPool, versions map[string]strin
 	case len(p.Status.Configuration.Source) == 0:
 		return fmt.Sprintf("list of MachineConfigs that were used to generate configuration for pool %s is empty: %s", p.Name, status)
 	}
-	names := []string{rendered}
-	for _, s := range p.Status.Configuration.Source {
-		names = append(names, s.Name)
-	}
-	for _, name := range names {
+	for _, name := range configNames(p) {
 		v, ok := versions[name]
 		switch {
 		case !ok:
