@@ -1,7 +1,6 @@
 package kubeletconfig
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 
@@ -21,13 +20,12 @@ const KubeletConfPath = "/etc/kubernetes/kubelet.conf"
 // DefaultBaseSource names the built-in default in messages and status.
 const DefaultBaseSource = "the built-in default kubelet configuration"
 
-//go:embed default-kubelet.conf.yaml
-var defaultKubeletConf []byte
-
-// DefaultKubeletConf is the base for a pool none of whose MachineConfigs provides
+// defaultKubeletConf is the base for a pool none of whose MachineConfigs provides
 // KubeletConfPath: a vanilla Kubernetes kubelet as kubeadm configures one (see
 // docs/generated-configs.md).
-func DefaultKubeletConf() []byte { return bytes.Clone(defaultKubeletConf) }
+//
+//go:embed default-kubelet.conf.yaml
+var defaultKubeletConf []byte
 
 // Base is the kubelet configuration a KubeletConfig is merged over, and where it came from.
 type Base struct {
