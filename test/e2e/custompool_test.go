@@ -93,7 +93,9 @@ func TestCustomPoolFromFirstBoot(t *testing.T) {
 	if err := cl.C.Get(ctx, client.ObjectKey{Name: name}, &node); err != nil {
 		t.Fatal(err)
 	}
-	if _, settled := node.Annotations[protocol.CustomPoolLabelsAppliedAnnotation]; !settled || node.Labels["node-role.kubernetes.io/infra"] != "" {
+	_, settled := node.Annotations[protocol.CustomPoolLabelsAppliedAnnotation]
+	// The label's value is "": present, not merely read as "" from a missing key.
+	if value, labelled := node.Labels["node-role.kubernetes.io/infra"]; !settled || !labelled || value != "" {
 		t.Errorf("%s not labelled for infra: labels %v", name, node.Labels)
 	}
 	if first := node.Annotations[protocol.FirstPivotConfigAnnotation]; first != infra.Status.Configuration.Name {
