@@ -107,27 +107,38 @@ func (r registryEntry) mirror(location string) (mirrorEntry, bool) {
 	return r.Mirrors[i], true
 }
 
+// parseRegistriesConf decodes the file once: the top-level keys stay undecoded until each is
+// decoded into its typed field or, for every other setting, into a generic value.
 func parseRegistriesConf(data []byte) (registriesConf, error) {
 	var conf registriesConf
-	md, err := toml.Decode(string(data), &conf)
+	var top map[string]toml.Primitive
+	md, err := toml.Decode(string(data), &top)
 	if err != nil {
 		return conf, err
+	}
+	conf.other = map[string]any{}
+	for k, prim := range top {
+		var err error
+		switch k {
+		case "registry":
+			err = md.PrimitiveDecode(prim, &conf.Registries)
+		case "unqualified-search-registries":
+			err = md.PrimitiveDecode(prim, &conf.UnqualifiedSearchRegistries)
+		default:
+			var v any
+			// containers/image decodes these into typed fields, where an empty value is no
+			// value: OpenShift's encoder writes short-name-mode = "" into every file it generates.
+			if err = md.PrimitiveDecode(prim, &v); err == nil && !empty(v) {
+				conf.other[k] = v
+			}
+		}
+		if err != nil {
+			return conf, fmt.Errorf("%s: %w", k, err)
+		}
 	}
 	for _, k := range md.Undecoded() {
 		if k[0] == "registry" {
 			return conf, fmt.Errorf("%s is not a setting containers/image knows", k)
-		}
-	}
-	if _, err := toml.Decode(string(data), &conf.other); err != nil {
-		return conf, err
-	}
-	delete(conf.other, "registry")
-	delete(conf.other, "unqualified-search-registries")
-	for k, v := range conf.other {
-		// containers/image decodes these into typed fields, where an empty value is no value:
-		// OpenShift's encoder writes short-name-mode = "" into every file it generates.
-		if empty(v) {
-			delete(conf.other, k)
 		}
 	}
 	seen := make(map[string]bool, len(conf.Registries))
