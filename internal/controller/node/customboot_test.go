@@ -41,19 +41,25 @@ func TestNodeBootedIntoCustomPool(t *testing.T) {
 	createBootedNode(t, ctx, "booted-infra", "rendered-boot-infra-1", map[string]string{roleLabel("worker"): ""})
 	waitPool(t, ctx, "boot-infra", "boot-infra counting the node", 30*time.Second, updatedTo("rendered-boot-infra-1", 1))
 	n := getNode(t, ctx, "booted-infra")
-	if _, settled := n.Annotations[protocol.CustomPoolLabelsAppliedAnnotation]; !settled || n.Labels[roleLabel("boot-infra")] != "" {
+	// Role labels have the value "": check presence, as a missing key reads "" too.
+	_, settled := n.Annotations[protocol.CustomPoolLabelsAppliedAnnotation]
+	if value, labelled := n.Labels[roleLabel("boot-infra")]; !settled || !labelled || value != "" {
 		t.Fatalf("node not labelled for boot-infra: labels %v annotations %v", n.Labels, n.Annotations)
 	}
-	if n.Labels[roleLabel("worker")] != "" {
+	if _, kept := n.Labels[roleLabel("worker")]; !kept {
 		t.Error("the kubelet's worker label was removed")
 	}
 	waitNodeEvent(t, ctx, "booted-infra", ReasonCustomPoolLabelsApplied, "Booted into pool boot-infra: labelled node-role.kubernetes.io/boot-infra=")
-	for _, d := range booted.desired() {
+	desired, counts := booted.desired(), workerSeen.counts()
+	if len(desired) == 0 || len(counts) == 0 {
+		t.Fatalf("the watches saw nothing (desired %v, worker counts %v): they cannot have watched the join", desired, counts)
+	}
+	for _, d := range desired {
 		if d != "rendered-boot-infra-1" {
 			t.Errorf("the node was targeted at %s", d)
 		}
 	}
-	for _, c := range workerSeen.counts() {
+	for _, c := range counts {
 		if c != workerCount {
 			t.Errorf("worker counted %d machines; it had %d before the node joined", c, workerCount)
 		}
