@@ -2,25 +2,21 @@ package containerruntime
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	"github.com/vincent-petithory/dataurl"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/containerruntime"
-	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/generatedmc/mctest"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
 )
@@ -47,7 +43,7 @@ spec:
   machineConfigPoolSelector: {matchLabels: {pools.operator.machineconfiguration.openshift.io/worker: ""}}
   containerRuntimeConfig: {pidsLimit: 2048}`)
 		must(t, k8sClient.Create(ctx, cfg))
-		mc := waitMC(t, ctx, "99-worker-generated-containerruntime", func(*mcfgv1.MachineConfig) bool { return true })
+		mc := mctest.Wait(t, ctx, k8sClient, "99-worker-generated-containerruntime", func(*mcfgv1.MachineConfig) bool { return true })
 		if !sameJSON(mc.Spec.Config.Raw, []byte(pidsLimitConfig)) {
 			t.Errorf("spec.config %s, OpenShift's %s", mc.Spec.Config.Raw, pidsLimitConfig)
 		}
@@ -65,7 +61,7 @@ spec:
 	})
 
 	t.Run("an unchanged config is not rewritten", func(t *testing.T) {
-		before := getMC(t, ctx, "99-worker-generated-containerruntime")
+		before := mctest.Get(t, ctx, k8sClient, "99-worker-generated-containerruntime")
 		cfg := getConfig(t, ctx, "set-pids-limit")
 		// A label change wakes the pool watch, which reconciles every config.
 		pool := &mcfgv1.MachineConfigPool{}
@@ -73,7 +69,7 @@ spec:
 		pool.Labels["touched"] = "yes"
 		must(t, k8sClient.Update(ctx, pool))
 		time.Sleep(2 * time.Second)
-		if after := getMC(t, ctx, before.Name); after.ResourceVersion != before.ResourceVersion {
+		if after := mctest.Get(t, ctx, k8sClient, before.Name); after.ResourceVersion != before.ResourceVersion {
 			t.Errorf("MachineConfig rewritten: %s -> %s", before.ResourceVersion, after.ResourceVersion)
 		}
 		if after := getConfig(t, ctx, cfg.Name); after.ResourceVersion != cfg.ResourceVersion {
@@ -83,14 +79,14 @@ spec:
 
 	t.Run("a second config on the pool gets suffix -1, storage.conf from the pool's own base", func(t *testing.T) {
 		base := "[storage]\ndriver = \"overlay\"\nrunroot = \"/run/containers/storage\"\ngraphroot = \"/var/mnt/containers\"\n"
-		must(t, k8sClient.Create(ctx, fileMC("01-worker-container-runtime", "worker", containerruntime.StorageConfPath, base)))
+		must(t, k8sClient.Create(ctx, mctest.FileMC("01-worker-container-runtime", "worker", containerruntime.StorageConfPath, base)))
 		must(t, k8sClient.Create(ctx, newConfig(t, `
 metadata: {name: overlay}
 spec:
   machineConfigPoolSelector: {matchLabels: {pools.operator.machineconfiguration.openshift.io/worker: ""}}
   containerRuntimeConfig: {overlaySize: 10G, logLevel: debug}`)))
-		mc := waitMC(t, ctx, "99-worker-generated-containerruntime-1", func(*mcfgv1.MachineConfig) bool { return true })
-		files := filesOf(t, mc)
+		mc := mctest.Wait(t, ctx, k8sClient, "99-worker-generated-containerruntime-1", func(*mcfgv1.MachineConfig) bool { return true })
+		files := mctest.Files(t, mc)
 		if got := files[containerruntime.StorageConfPath]; !strings.Contains(got, `graphroot = "/var/mnt/containers"`) || !strings.Contains(got, `size = "10G"`) {
 			t.Errorf("storage.conf not merged over the pool's base:\n%s", got)
 		}
@@ -117,14 +113,14 @@ spec:
 		if len(got.Finalizers) != 0 {
 			t.Errorf("finalizers %v", got.Finalizers)
 		}
-		assertNoMC(t, ctx, "99-master-generated-containerruntime")
+		mctest.ExpectNone(t, ctx, k8sClient, "99-master-generated-containerruntime")
 	})
 
 	t.Run("fixing it generates the MachineConfig", func(t *testing.T) {
 		cfg := getConfig(t, ctx, "too-few-pids")
 		*cfg.Spec.ContainerRuntimeConfig.PidsLimit = 4096
 		must(t, k8sClient.Update(ctx, cfg))
-		waitMC(t, ctx, "99-master-generated-containerruntime", func(*mcfgv1.MachineConfig) bool { return true })
+		mctest.Wait(t, ctx, k8sClient, "99-master-generated-containerruntime", func(*mcfgv1.MachineConfig) bool { return true })
 		got := waitCondition(t, ctx, "too-few-pids", mcfgv1.ContainerRuntimeConfigSuccess)
 		if n := len(got.Status.Conditions); n != 2 || got.Status.Conditions[0].Type != mcfgv1.ContainerRuntimeConfigFailure {
 			t.Errorf("conditions %+v: want the Failure, then Success", got.Status.Conditions)
@@ -144,25 +140,25 @@ spec:
 	})
 
 	t.Run("a MachineConfig deleted by hand is put back", func(t *testing.T) {
-		mc := getMC(t, ctx, "99-worker-generated-containerruntime")
+		mc := mctest.Get(t, ctx, k8sClient, "99-worker-generated-containerruntime")
 		must(t, k8sClient.Delete(ctx, mc))
-		waitMC(t, ctx, mc.Name, func(n *mcfgv1.MachineConfig) bool { return n.UID != mc.UID })
+		mctest.Wait(t, ctx, k8sClient, mc.Name, func(n *mcfgv1.MachineConfig) bool { return n.UID != mc.UID })
 	})
 
 	t.Run("deleting a config deletes its MachineConfig", func(t *testing.T) {
 		must(t, k8sClient.Delete(ctx, getConfig(t, ctx, "set-pids-limit")))
-		waitGone(t, ctx, &mcfgv1.MachineConfig{ObjectMeta: metav1.ObjectMeta{Name: "99-worker-generated-containerruntime"}})
-		waitGone(t, ctx, &mcfgv1.ContainerRuntimeConfig{ObjectMeta: metav1.ObjectMeta{Name: "set-pids-limit"}})
+		mctest.WaitGone(t, ctx, k8sClient, mctest.GoneMC("99-worker-generated-containerruntime"))
+		mctest.WaitGone(t, ctx, k8sClient, &mcfgv1.ContainerRuntimeConfig{ObjectMeta: metav1.ObjectMeta{Name: "set-pids-limit"}})
 		// The other config's MachineConfig stays.
-		getMC(t, ctx, "99-worker-generated-containerruntime-1")
+		mctest.Get(t, ctx, k8sClient, "99-worker-generated-containerruntime-1")
 	})
 
 	t.Run("selecting another pool moves the MachineConfig", func(t *testing.T) {
 		cfg := getConfig(t, ctx, "overlay")
 		cfg.Spec.MachineConfigPoolSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"pools.operator.machineconfiguration.openshift.io/master": ""}}
 		must(t, k8sClient.Update(ctx, cfg))
-		waitMC(t, ctx, "99-master-generated-containerruntime-1", func(*mcfgv1.MachineConfig) bool { return true })
-		waitGone(t, ctx, &mcfgv1.MachineConfig{ObjectMeta: metav1.ObjectMeta{Name: "99-worker-generated-containerruntime-1"}})
+		mctest.Wait(t, ctx, k8sClient, "99-master-generated-containerruntime-1", func(*mcfgv1.MachineConfig) bool { return true })
+		mctest.WaitGone(t, ctx, k8sClient, mctest.GoneMC("99-worker-generated-containerruntime-1"))
 		got := getConfig(t, ctx, "overlay")
 		if strings.Join(got.Finalizers, ",") != "99-master-generated-containerruntime-1" {
 			t.Errorf("finalizers %v", got.Finalizers)
@@ -184,46 +180,11 @@ func newConfig(t *testing.T, manifest string) *mcfgv1.ContainerRuntimeConfig {
 	return cfg
 }
 
-func fileMC(name, role, path, contents string) *mcfgv1.MachineConfig {
-	cfg := ignition.Empty()
-	mode := 0o644
-	src := dataurl.EncodeBytes([]byte(contents))
-	cfg.Storage.Files = append(cfg.Storage.Files, ignitionFile(path, src, mode))
-	raw, _ := json.Marshal(cfg)
-	return &mcfgv1.MachineConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"machineconfiguration.openshift.io/role": role}},
-		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
-	}
-}
-
-func getMC(t *testing.T, ctx context.Context, name string) *mcfgv1.MachineConfig {
-	t.Helper()
-	mc := &mcfgv1.MachineConfig{}
-	must(t, k8sClient.Get(ctx, client.ObjectKey{Name: name}, mc))
-	return mc
-}
-
 func getConfig(t *testing.T, ctx context.Context, name string) *mcfgv1.ContainerRuntimeConfig {
 	t.Helper()
 	cfg := &mcfgv1.ContainerRuntimeConfig{}
 	must(t, k8sClient.Get(ctx, client.ObjectKey{Name: name}, cfg))
 	return cfg
-}
-
-func waitMC(t *testing.T, ctx context.Context, name string, ok func(*mcfgv1.MachineConfig) bool) *mcfgv1.MachineConfig {
-	t.Helper()
-	var mc *mcfgv1.MachineConfig
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		mc = &mcfgv1.MachineConfig{}
-		if err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, mc); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		return ok(mc), nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for MachineConfig %s: %v", name, err)
-	}
-	return mc
 }
 
 func waitCondition(t *testing.T, ctx context.Context, name string, want mcfgv1.ContainerRuntimeConfigStatusConditionType) *mcfgv1.ContainerRuntimeConfig {
@@ -238,39 +199,6 @@ func waitCondition(t *testing.T, ctx context.Context, name string, want mcfgv1.C
 		t.Fatalf("waiting for %s to be %s: %v (status %+v)", name, want, err, cfg.Status)
 	}
 	return cfg
-}
-
-func assertNoMC(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, &mcfgv1.MachineConfig{})
-	if !apierrors.IsNotFound(err) {
-		t.Errorf("MachineConfig %s: %v, want none", name, err)
-	}
-}
-
-func waitGone(t *testing.T, ctx context.Context, obj client.Object) {
-	t.Helper()
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)), nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s to go: %v", obj.GetName(), err)
-	}
-}
-
-// filesOf decodes a generated MachineConfig's files (base64 data URLs).
-func filesOf(t *testing.T, mc *mcfgv1.MachineConfig) map[string]string {
-	t.Helper()
-	cfg, err := ignition.Parse(mc.Spec.Config.Raw)
-	must(t, err)
-	out := map[string]string{}
-	for _, f := range cfg.Storage.Files {
-		src := *f.Contents.Source
-		data, err := base64.StdEncoding.DecodeString(src[strings.Index(src, ",")+1:])
-		must(t, err)
-		out[f.Path] = string(data)
-	}
-	return out
 }
 
 func sameJSON(a, b []byte) bool {
