@@ -40,7 +40,7 @@ func newPlanCommand() *cobra.Command {
 		Long: `Plan renders the pool from the MachineConfigs in -f (read as "mco render" reads them) and
 compares the result with the rendered config its nodes run now (--current), the way the node
 agent will: the new rendered config, the disruption (none, reload or restart of units, drain,
-drain+reboot) under the NodeDisruptionPolicy (OpenShift's defaults, or spec.nodeDisruptionPolicy
+drain+reboot, or refused when unreconcilable) under the NodeDisruptionPolicy (OpenShift's defaults, or spec.nodeDisruptionPolicy
 of the MachineConfiguration in --policy), kernel-argument changes, a unified diff of each
 changed unit and file, and what the controller would refuse as unreconcilable. Files whose
 path looks secret (contains secret, token, key, password, passwd, credential, .pem, kubeconfig,

@@ -27,7 +27,7 @@ func TestPlanOffline(t *testing.T) {
 			disruption: "restart chronyd.service"},
 		{name: "ssh key", args: []string{"-f", manifests, "-f", "testdata/plan/ssh"}, disruption: "none"},
 		{name: "registries digest-only mirror", args: []string{"-f", manifests, "-f", "testdata/plan/registries"}, disruption: "reload crio.service"},
-		{name: "unreconcilable", args: []string{"-f", manifests, "-f", "testdata/plan/user"}, code: 2, disruption: "none",
+		{name: "unreconcilable", args: []string{"-f", manifests, "-f", "testdata/plan/user"}, code: 2, disruption: "refused",
 			stdoutHas: []string{`passwd.users \"alice\"`}, stderrHas: "would refuse"},
 	}
 	for _, tt := range tests {

@@ -36,7 +36,8 @@ type Plan struct {
 	Rendered string   `json:"rendered"`
 	Sources  []string `json:"sources"`
 	Summary  string   `json:"summary"`
-	// Disruption is the one-line verdict: none, reload X, restart X, drain, drain+reboot.
+	// Disruption is the one-line verdict: none, reload X, restart X, drain, drain+reboot, or
+	// refused when the controller would not render the change (Unreconcilable).
 	Disruption string   `json:"disruption"`
 	Drain      bool     `json:"drain"`
 	Reboot     bool     `json:"reboot"`
@@ -126,7 +127,6 @@ func Compute(in Input) (*Plan, error) {
 	for _, c := range agent.Causes {
 		out.Causes = append(out.Causes, Cause{Change: c.Change, Rule: c.Rule, Actions: actionWords(c.Actions)})
 	}
-	out.Disruption = disruption(agent)
 	out.KernelArguments = kernelArguments(in.Current.Spec.KernelArguments, res.Config.Spec.KernelArguments)
 	out.Fields = fieldChanges(in.Current.Spec, res.Config.Spec)
 	out.SSHKeysChanged, out.PasswordChanged = diff.SSHKeys, diff.Password
@@ -134,6 +134,11 @@ func Compute(in Input) (*Plan, error) {
 	out.Units = unitChanges(oldIgn, res.Ignition, diff.Units)
 	for _, v := range render.CheckReconcilable(oldIgn, res.Ignition, in.Current.Spec.FIPS, res.Config.Spec.FIPS) {
 		out.Unreconcilable = append(out.Unreconcilable, v.String())
+	}
+	out.Disruption = disruption(agent)
+	if len(out.Unreconcilable) > 0 {
+		// Nothing reaches the nodes: the pool degrades instead. "none" would read as safe.
+		out.Disruption = "refused"
 	}
 	out.Summary = summary(out)
 	return out, nil

@@ -162,7 +162,7 @@ func TestCompute(t *testing.T) {
 			name: "a new user is unreconcilable",
 			change: mc(t, "99-user", map[string]any{"passwd": map[string]any{"users": []any{
 				map[string]any{"name": "alice"}}}}),
-			disruption:     "none",
+			disruption:     "refused",
 			unreconcilable: "passwd.users",
 		},
 	}
