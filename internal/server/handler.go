@@ -29,7 +29,8 @@ var (
 //	anything else                        404; methods other than GET and HEAD get 405
 //
 // Error responses have empty bodies, as in the original: a booting machine logs only the code.
-// The exception are etcd_index refusals, which carry their reason as one line of text.
+// The exception are etcd_index refusals, which carry their reason as plain text (one line per
+// content that cannot be templated).
 //
 // A pool without a token configured is refused (403) unless allowUnauthenticated: its config
 // embeds the bootstrap kubeconfig, which must not go to whoever can reach the port.
@@ -198,7 +199,7 @@ func (h *Handler) finish(w http.ResponseWriter, pool string, code int, version s
 	h.metrics.observe(pool, code, version, 0, h.now().Sub(start).Seconds())
 }
 
-// finishWithReason answers code with reason as one line of text: the etcd_index refusals say
+// finishWithReason answers code with reason as plain text: the etcd_index refusals say
 // why, since the parameter is written by hand into pointer configs (everything else the
 // handler refuses has an empty body, see Handler).
 func (h *Handler) finishWithReason(w http.ResponseWriter, r *http.Request, pool string, code int, version string, reason error, start time.Time) {
