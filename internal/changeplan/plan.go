@@ -9,6 +9,7 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
+	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/plan"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/render"
@@ -127,8 +128,12 @@ func Compute(in Input) (*Plan, error) {
 	for _, c := range agent.Causes {
 		out.Causes = append(out.Causes, Cause{Change: c.Change, Rule: c.Rule, Actions: actionWords(c.Actions)})
 	}
-	out.KernelArguments = kernelArguments(in.Current.Spec.KernelArguments, res.Config.Spec.KernelArguments)
-	out.Fields = fieldChanges(in.Current.Spec, res.Config.Spec)
+	if diff.KernelArguments {
+		// One argument per element, as the agent stages them: an entry may hold several.
+		staged := osimage.ChangeBetween(in.Current.Spec, res.Config.Spec)
+		out.KernelArguments = kernelArguments(staged.OldKernelArgs, staged.NewKernelArgs)
+	}
+	out.Fields = fieldChanges(in.Current.Spec, res.Config.Spec, diff)
 	out.SSHKeysChanged, out.PasswordChanged = diff.SSHKeys, diff.Password
 	out.Files = fileChanges(oldIgn, res.Ignition, diff.Files)
 	out.Units = unitChanges(oldIgn, res.Ignition, diff.Units)
@@ -186,17 +191,19 @@ func kernelArguments(old, new []string) *KernelArguments {
 	return &k
 }
 
-func fieldChanges(old, new mcfgv1.MachineConfigSpec) []FieldChange {
+// fieldChanges lists the fields the agent's diff finds changed (so "" and "default" kernel
+// types are no change, as on the node).
+func fieldChanges(old, new mcfgv1.MachineConfigSpec, d plan.Diff) []FieldChange {
 	var out []FieldChange
-	add := func(field, o, n string) {
-		if o != n {
+	add := func(changed bool, field, o, n string) {
+		if changed {
 			out = append(out, FieldChange{Field: field, Old: o, New: n})
 		}
 	}
-	add("osImageURL", old.OSImageURL, new.OSImageURL)
-	add("kernelType", old.KernelType, new.KernelType)
-	add("extensions", strings.Join(old.Extensions, ","), strings.Join(new.Extensions, ","))
-	add("fips", fmt.Sprint(old.FIPS), fmt.Sprint(new.FIPS))
+	add(d.OSImageURL, "osImageURL", old.OSImageURL, new.OSImageURL)
+	add(d.KernelType, "kernelType", osimage.CanonicalKernelType(old.KernelType), osimage.CanonicalKernelType(new.KernelType))
+	add(d.Extensions, "extensions", strings.Join(old.Extensions, ","), strings.Join(new.Extensions, ","))
+	add(d.FIPS, "fips", fmt.Sprint(old.FIPS), fmt.Sprint(new.FIPS))
 	return out
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/render"
 )
 
@@ -141,6 +142,12 @@ func TestCompute(t *testing.T) {
 			change:     mc(t, "99-kargs", map[string]any{}, "audit=1"),
 			disruption: "drain+reboot", drain: true, reboot: true,
 			kargsAdded: []string{"audit=1"},
+		},
+		{
+			name:       "kernel arguments are listed one by one, as the agent stages them",
+			change:     mc(t, "99-kargs", map[string]any{}, "audit=1 nosmt"),
+			disruption: "drain+reboot", drain: true, reboot: true,
+			kargsAdded: []string{"audit=1", "nosmt"},
 		},
 		{
 			name: "unit change reboots by default and shows the unit diff",
@@ -318,5 +325,19 @@ func TestSummaryWords(t *testing.T) {
 	p := plan.Plan{Actions: []plan.Action{{Type: plan.DaemonReload}, {Type: plan.Restart, Unit: "chronyd.service"}}}
 	if got, want := disruption(p), "daemon-reload, restart chronyd.service"; got != want {
 		t.Errorf("disruption = %q, want %q", got, want)
+	}
+}
+
+// Only what the agent's diff finds changed is listed: kernel type "" is "default" on the node.
+func TestFieldChangesFollowTheAgentsDiff(t *testing.T) {
+	old := mcfgv1.MachineConfigSpec{KernelType: ""}
+	same := mcfgv1.MachineConfigSpec{KernelType: "default"}
+	if got := fieldChanges(old, same, plan.DiffParsed(old, same, ignition.Empty(), ignition.Empty())); len(got) != 0 {
+		t.Errorf("kernel type \"\" → default listed as %+v", got)
+	}
+	rt := mcfgv1.MachineConfigSpec{KernelType: "realtime"}
+	got := fieldChanges(old, rt, plan.DiffParsed(old, rt, ignition.Empty(), ignition.Empty()))
+	if len(got) != 1 || got[0] != (FieldChange{Field: "kernelType", Old: "default", New: "realtime"}) {
+		t.Errorf("kernel type change listed as %+v", got)
 	}
 }
