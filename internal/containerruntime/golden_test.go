@@ -1,15 +1,12 @@
 package containerruntime
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mco-dev/mco/internal/generatedmc"
+	"github.com/mco-dev/mco/internal/generatedmc/mctest"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -34,38 +31,12 @@ type golden struct {
 		Reconcile               string                          `json:"reconcile"`
 	} `json:"inputs"`
 	Outputs struct {
-		Error          string `json:"error"`
-		MachineConfigs []struct {
-			Name            string                  `json:"name"`
-			Labels          map[string]string       `json:"labels"`
-			OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
-			Config          string                  `json:"config"`
-		} `json:"machineConfigs"`
-		Status *struct {
+		Error          string            `json:"error"`
+		MachineConfigs []mctest.GoldenMC `json:"machineConfigs"`
+		Status         *struct {
 			Annotations map[string]string `json:"annotations"`
 		} `json:"containerRuntimeConfig"`
 	} `json:"outputs"`
-}
-
-func loadGoldens(t *testing.T) map[string]golden {
-	t.Helper()
-	paths, err := filepath.Glob("testdata/openshift/*.json")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no goldens: %v", err)
-	}
-	out := map[string]golden{}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var g golden
-		if err := json.Unmarshal(data, &g); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		out[filepath.Base(p)] = g
-	}
-	return out
 }
 
 // generateAll runs the core the way the controller does for one ContainerRuntimeConfig.
@@ -110,7 +81,7 @@ func generateAll(g golden) ([]*mcfgv1.MachineConfig, map[string]string, error) {
 }
 
 func TestGeneratedMachineConfigsAreOpenShifts(t *testing.T) {
-	for name, g := range loadGoldens(t) {
+	for name, g := range mctest.LoadGoldens[golden](t) {
 		t.Run(name, func(t *testing.T) {
 			mcs, recorded, err := generateAll(g)
 			if g.Outputs.Error != "" {
@@ -122,24 +93,7 @@ func TestGeneratedMachineConfigsAreOpenShifts(t *testing.T) {
 			if err != nil {
 				t.Fatalf("OpenShift generated its MachineConfigs; mco: %v", err)
 			}
-			if len(mcs) != len(g.Outputs.MachineConfigs) {
-				t.Fatalf("%d MachineConfigs, OpenShift made %d", len(mcs), len(g.Outputs.MachineConfigs))
-			}
-			for i, want := range g.Outputs.MachineConfigs {
-				got := mcs[i]
-				if got.Name != want.Name {
-					t.Errorf("name %q, OpenShift's %q", got.Name, want.Name)
-				}
-				if !equalMaps(got.Labels, want.Labels) {
-					t.Errorf("labels %v, OpenShift's %v", got.Labels, want.Labels)
-				}
-				if gotRefs, _ := json.Marshal(got.OwnerReferences); string(gotRefs) != mustJSON(t, want.OwnerReferences) {
-					t.Errorf("ownerReferences %s, OpenShift's %s", gotRefs, mustJSON(t, want.OwnerReferences))
-				}
-				if string(got.Spec.Config.Raw) != want.Config {
-					t.Errorf("spec.config differs from OpenShift's\n got: %s\nwant: %s", got.Spec.Config.Raw, want.Config)
-				}
-			}
+			mctest.CompareToOpenShift(t, mcs, g.Outputs.MachineConfigs)
 			if g.Outputs.Status != nil {
 				for k, v := range recorded {
 					if w, ok := g.Outputs.Status.Annotations[k]; !ok || w != v {
@@ -151,27 +105,6 @@ func TestGeneratedMachineConfigsAreOpenShifts(t *testing.T) {
 	}
 }
 
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // The goldens' storage.conf came from OpenShift's template, whose keys the default repeats.
 func TestDefaultStorageBaseIsDefault(t *testing.T) {
 	base, err := FindStorageBase(&mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker"}, Spec: mcfgv1.MachineConfigPoolSpec{MachineConfigSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"machineconfiguration.openshift.io/role": "worker"}}}}, nil)
@@ -181,5 +114,4 @@ func TestDefaultStorageBaseIsDefault(t *testing.T) {
 	if base.Source != DefaultStorageSource || string(base.Data) != string(DefaultStorageConf()) {
 		t.Fatalf("base %q from %s", base.Data, base.Source)
 	}
-	_ = generatedmc.Base{}
 }

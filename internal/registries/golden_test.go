@@ -1,18 +1,15 @@
 package registries
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	apicfgv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	apioperatorsv1alpha1 "github.com/openshift/api/operator/v1alpha1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mco-dev/mco/internal/generatedmc"
+	"github.com/mco-dev/mco/internal/generatedmc/mctest"
 )
 
 // The goldens in testdata/openshift were made by running OpenShift's own controller, not by
@@ -40,37 +37,9 @@ type golden struct {
 		Bases                      map[string]map[string]string                     `json:"bases"`
 	} `json:"inputs"`
 	Outputs struct {
-		Error          string     `json:"error"`
-		MachineConfigs []goldenMC `json:"machineConfigs"`
+		Error          string            `json:"error"`
+		MachineConfigs []mctest.GoldenMC `json:"machineConfigs"`
 	} `json:"outputs"`
-}
-
-type goldenMC struct {
-	Name            string                  `json:"name"`
-	Labels          map[string]string       `json:"labels"`
-	OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
-	Config          string                  `json:"config"`
-}
-
-func loadGoldens(t *testing.T) map[string]golden {
-	t.Helper()
-	paths, err := filepath.Glob("testdata/openshift/*.json")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no goldens: %v", err)
-	}
-	out := map[string]golden{}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var g golden
-		if err := json.Unmarshal(data, &g); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		out[strings.TrimSuffix(filepath.Base(p), ".json")] = g
-	}
-	return out
 }
 
 func (g golden) cluster(releaseImage string) Cluster {
@@ -79,12 +48,12 @@ func (g golden) cluster(releaseImage string) Cluster {
 
 // generate runs the core as the controller does, with OpenShift's template bases standing in
 // for the MachineConfigs that carry them on OpenShift (01-<role>-container-runtime).
-func (g golden) generate(releaseImage string) ([]goldenMC, error) {
+func (g golden) generate(releaseImage string) ([]*mcfgv1.MachineConfig, error) {
 	plan, err := NewPlan(g.cluster(releaseImage))
 	if err != nil {
 		return nil, err
 	}
-	var out []goldenMC
+	var out []*mcfgv1.MachineConfig
 	for _, pool := range Pools(g.Inputs.Pools) {
 		b := g.Inputs.Bases[pool.Name]
 		bases := Bases{
@@ -95,44 +64,13 @@ func (g golden) generate(releaseImage string) ([]goldenMC, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, goldenMC{Name: mc.Name, Labels: mc.Labels, OwnerReferences: mc.OwnerReferences, Config: string(mc.Spec.Config.Raw)})
+		out = append(out, mc)
 	}
 	return out, nil
 }
 
-func compare(t *testing.T, got []goldenMC, want []goldenMC) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%d MachineConfigs, OpenShift made %d", len(got), len(want))
-	}
-	for i := range want {
-		g, w := got[i], want[i]
-		if g.Name != w.Name {
-			t.Errorf("name %q, OpenShift's %q", g.Name, w.Name)
-		}
-		if mustJSON(t, g.Labels) != mustJSON(t, w.Labels) {
-			t.Errorf("labels %v, OpenShift's %v", g.Labels, w.Labels)
-		}
-		if mustJSON(t, g.OwnerReferences) != mustJSON(t, w.OwnerReferences) {
-			t.Errorf("ownerReferences %s, OpenShift's %s", mustJSON(t, g.OwnerReferences), mustJSON(t, w.OwnerReferences))
-		}
-		if g.Config != w.Config {
-			t.Errorf("%s: spec.config differs from OpenShift's\n got: %s\nwant: %s", w.Name, g.Config, w.Config)
-		}
-	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func TestGeneratedMachineConfigsAreOpenShifts(t *testing.T) {
-	for name, g := range loadGoldens(t) {
+	for name, g := range mctest.LoadGoldens[golden](t) {
 		t.Run(name, func(t *testing.T) {
 			got, err := g.generate(g.Inputs.ReleaseImage)
 			if g.Outputs.Error != "" {
@@ -145,7 +83,7 @@ func TestGeneratedMachineConfigsAreOpenShifts(t *testing.T) {
 			if err != nil {
 				t.Fatalf("OpenShift generated its MachineConfigs; mco: %v", err)
 			}
-			compare(t, got, g.Outputs.MachineConfigs)
+			mctest.CompareToOpenShift(t, got, g.Outputs.MachineConfigs)
 		})
 	}
 }
@@ -153,7 +91,7 @@ func TestGeneratedMachineConfigsAreOpenShifts(t *testing.T) {
 // Without a ClusterVersion (vanilla Kubernetes) there is no release payload to protect: every
 // case that does not block the payload's registry comes out the same.
 func TestWithoutReleaseImageTheSameUnlessThePayloadIsBlocked(t *testing.T) {
-	for name, g := range loadGoldens(t) {
+	for name, g := range mctest.LoadGoldens[golden](t) {
 		if strings.Contains(name, "payload") {
 			continue
 		}
@@ -163,7 +101,7 @@ func TestWithoutReleaseImageTheSameUnlessThePayloadIsBlocked(t *testing.T) {
 				t.Fatalf("error %v, OpenShift's %q", err, g.Outputs.Error)
 			}
 			if err == nil {
-				compare(t, got, g.Outputs.MachineConfigs)
+				mctest.CompareToOpenShift(t, got, g.Outputs.MachineConfigs)
 			}
 		})
 	}
