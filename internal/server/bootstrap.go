@@ -66,7 +66,7 @@ func LoadBootstrap(opts BootstrapOptions) (map[string]PoolState, error) {
 	pools := make(map[string]PoolState, len(poolFiles))
 	for _, file := range poolFiles {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
-		state, err := loadBootstrapPool(opts.Dir, file)
+		state, err := loadBootstrapPool(opts.Dir, file, name)
 		if err != nil {
 			return nil, err
 		}
@@ -77,16 +77,16 @@ func LoadBootstrap(opts BootstrapOptions) (map[string]PoolState, error) {
 	return pools, nil
 }
 
-// loadBootstrapPool resolves a pool file to its rendered config: status.configuration (what
-// the pool's nodes run) if set, else spec.configuration.
-func loadBootstrapPool(dir, poolFile string) (PoolState, error) {
+// loadBootstrapPool resolves a pool file, served as name, to its rendered config:
+// status.configuration (what the pool's nodes run) if set, else spec.configuration.
+func loadBootstrapPool(dir, poolFile, name string) (PoolState, error) {
 	var pool mcfgv1.MachineConfigPool
 	if err := readYAML(poolFile, &pool); err != nil {
 		return PoolState{}, err
 	}
 	// Served under its file's name, whatever metadata.name says: that is the name the etcd_index
 	// default goes by too.
-	pool.Name = strings.TrimSuffix(filepath.Base(poolFile), ".yaml")
+	pool.Name = name
 	rendered := pool.Status.Configuration.Name
 	if rendered == "" {
 		rendered = pool.Spec.Configuration.Name
