@@ -99,7 +99,7 @@ var apiCalls = []apiCall{
 	{controller, "watch", operator, "machineconfigurations", "", "", "", "bootimage: informer"},
 	{controller, "patch", operator, "machineconfigurations", "status", "", "", "bootimage: writeStatus"},
 	// mco controller: ClusterOperator machine-config (internal/controller/clusteroperator), where
-	// the cluster serves the kind; the cache reads it by name (withClusterOperator in manager.go).
+	// the cluster serves the kind; the cache reads it by name (cacheOptions in manager.go).
 	{controller, "list", config, "clusteroperators", "", "", "machine-config", "clusteroperator: informer on metadata.name=machine-config"},
 	{controller, "watch", config, "clusteroperators", "", "", "machine-config", "clusteroperator: informer"},
 	{controller, "create", config, "clusteroperators", "", "", "", "clusteroperator: Reconcile creates machine-config when absent"},
@@ -113,7 +113,7 @@ var apiCalls = []apiCall{
 	{controller, "patch", mcfg, "kubeletconfigs", "", "", "", "kubeletconfig: ensureMetadata (suffix annotation, finalizers), dropFinalizers"},
 	{controller, "patch", mcfg, "kubeletconfigs", "status", "", "", "kubeletconfig: writeStatus"},
 	{controller, "update", mcfg, "kubeletconfigs", "finalizers", "", "", "kubeletconfig: blockOwnerDeletion on generated MachineConfigs (admission check)"},
-	// Where the cluster serves APIServers; the cache reads `cluster` only (withAPIServer in manager.go).
+	// Where the cluster serves APIServers; the cache reads `cluster` only (cacheOptions in manager.go).
 	{controller, "list", config, "apiservers", "", "", "cluster", "kubeletconfig: informer on metadata.name=cluster (TLS profile)"},
 	{controller, "watch", config, "apiservers", "", "", "cluster", "kubeletconfig: informer"},
 	// mco controller: ContainerRuntimeConfigs and registries (internal/controller/containerruntime,

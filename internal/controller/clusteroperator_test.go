@@ -1,31 +1,45 @@
 package controller
 
 import (
+	"reflect"
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusteroperatorcontroller "github.com/mco-dev/mco/internal/controller/clusteroperator"
 )
 
-// The ClusterOperator informer is configured only where the kind is served (the cache would
-// fail to start on a kind it cannot map), and then for machine-config alone (its RBAC names it).
-// test/integration runs the whole manager with and without the kind.
-func TestWithClusterOperator(t *testing.T) {
-	selector := func(c cache.Options) fields.Selector {
+// The ClusterOperator and APIServer informers are configured only where the kind is served (the
+// cache would fail to start on a kind it cannot map), and then for the one object each controller
+// reads (its RBAC names it). test/integration runs the whole manager with and without the kinds.
+func TestCacheOptionsOpenShiftKinds(t *testing.T) {
+	selector := func(c cache.Options, kind client.Object) fields.Selector {
 		for obj, by := range c.ByObject {
-			if _, ok := obj.(*configv1.ClusterOperator); ok {
+			if reflect.TypeOf(obj) == reflect.TypeOf(kind) {
 				return by.Field
 			}
 		}
 		return nil
 	}
-	base := cacheOptions(Options{}, false)
-	if got := selector(withClusterOperator(base, false)); got != nil {
+	withOperator := Options{ClusterOperator: &clusteroperatorcontroller.Options{}}
+	none := cacheOptions(withOperator, servedKinds{})
+	if got := selector(none, &configv1.ClusterOperator{}); got != nil {
 		t.Errorf("ClusterOperators not served, but the cache configures them (%v)", got)
 	}
-	got := selector(withClusterOperator(base, true))
-	if got == nil || got.String() != "metadata.name=machine-config" {
+	if got := selector(none, &configv1.APIServer{}); got != nil {
+		t.Errorf("APIServers not served, but the cache configures them (%v)", got)
+	}
+	both := servedKinds{clusterOperators: true, apiServers: true}
+	if got := selector(cacheOptions(withOperator, both), &configv1.ClusterOperator{}); got == nil || got.String() != "metadata.name=machine-config" {
 		t.Errorf("ClusterOperator informer selects %v, want metadata.name=machine-config", got)
+	}
+	if got := selector(cacheOptions(Options{}, both), &configv1.ClusterOperator{}); got != nil {
+		t.Errorf("ClusterOperator controller off, but the cache configures ClusterOperators (%v)", got)
+	}
+	if got := selector(cacheOptions(Options{}, both), &configv1.APIServer{}); got == nil || got.String() != "metadata.name=cluster" {
+		t.Errorf("APIServer informer selects %v, want metadata.name=cluster", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	configv1 "github.com/openshift/api/config/v1"
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -68,24 +69,22 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
 	}
-	machineSets := false
+	var kinds servedKinds
 	if opts.BootImages != nil {
-		if machineSets, err = servesMachineSets(mapper); err != nil {
+		if kinds.machineSets, err = servesKind(mapper, machinev1beta1.GroupVersion.WithKind("MachineSet")); err != nil {
 			return nil, fmt.Errorf("creating controller manager: %w", err)
 		}
 	}
 	// Plain Kubernetes has no ClusterOperator kind: the controller is then not started and
 	// nothing watches it.
-	clusterOperators := false
 	if opts.ClusterOperator != nil {
-		if clusterOperators, err = clusteroperatorcontroller.Served(mapper); err != nil {
+		if kinds.clusterOperators, err = clusteroperatorcontroller.Served(mapper); err != nil {
 			return nil, fmt.Errorf("creating controller manager: %w", err)
 		}
 	}
 	// Where the cluster serves APIServers (OpenShift), generated kubelet configurations follow
 	// the TLS profile of APIServer cluster; elsewhere nothing watches the kind.
-	apiServers, err := kubeletconfigcontroller.ServesAPIServer(mapper)
-	if err != nil {
+	if kinds.apiServers, err = servesKind(mapper, configv1.GroupVersion.WithKind("APIServer")); err != nil {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -96,7 +95,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "mco-controller",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
-		Cache:                   withAPIServer(withClusterOperator(cacheOptions(opts, machineSets), clusterOperators), apiServers),
+		Cache:                   cacheOptions(opts, kinds),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
@@ -124,7 +123,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	kubelet := &kubeletconfigcontroller.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorderFor("mco-kubeletconfig-controller"),
-		Options:  kubeletconfigcontroller.Options{ControllerVersion: opts.Render.ControllerVersion, ServesAPIServer: apiServers}}
+		Options:  kubeletconfigcontroller.Options{ControllerVersion: opts.Render.ControllerVersion, ServesAPIServer: kinds.apiServers}}
 	if err := kubelet.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("kubelet config controller: %w", err)
 	}
@@ -162,7 +161,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		}
 	}
 	if opts.ClusterOperator != nil {
-		if err := setupClusterOperator(mgr, *opts.ClusterOperator, opts.Render.ControllerVersion, clusterOperators); err != nil {
+		if err := setupClusterOperator(mgr, *opts.ClusterOperator, opts.Render.ControllerVersion, kinds.clusterOperators); err != nil {
 			return nil, err
 		}
 	}
@@ -201,33 +200,6 @@ func setupClusterOperator(mgr ctrl.Manager, opts clusteroperatorcontroller.Optio
 	return nil
 }
 
-// withAPIServer limits the APIServer informer to `cluster` where the kind is served.
-func withAPIServer(c cache.Options, served bool) cache.Options {
-	if !served {
-		return c
-	}
-	obj, by := kubeletconfigcontroller.CacheByObject()
-	if c.ByObject == nil {
-		c.ByObject = map[client.Object]cache.ByObject{}
-	}
-	c.ByObject[obj] = by
-	return c
-}
-
-// withClusterOperator limits the ClusterOperator informer to machine-config where the kind is
-// served (the cache cannot be configured for a kind it cannot map).
-func withClusterOperator(c cache.Options, served bool) cache.Options {
-	if !served {
-		return c
-	}
-	obj, by := clusteroperatorcontroller.CacheByObject()
-	if c.ByObject == nil {
-		c.ByObject = map[client.Object]cache.ByObject{}
-	}
-	c.ByObject[obj] = by
-	return c
-}
-
 func setupUserData(mgr ctrl.Manager, opts userdata.Options) error {
 	recorder := mgr.GetEventRecorderFor("mco-userdata-controller")
 	if err := (&userdata.ManagedReconciler{Client: mgr.GetClient(), Recorder: recorder, Options: opts}).SetupWithManager(mgr); err != nil {
@@ -247,11 +219,19 @@ func setupServingCert(mgr ctrl.Manager, opts servingcertcontroller.Options) erro
 	return nil
 }
 
+// servedKinds are the optional kinds this cluster serves. The cache cannot be configured for a
+// kind it cannot map, so each is configured only where served.
+type servedKinds struct {
+	machineSets, clusterOperators, apiServers bool
+}
+
 // cacheOptions keeps Secrets and ConfigMaps out of the cache except in the namespaces the
-// controllers read them from, and MachineSets except in the Machine API namespace (when the
-// cluster serves them: the cache must know their scope): caching every Secret or MachineSet of
-// a cluster costs memory and needs cluster-wide RBAC the controller should not have.
-func cacheOptions(opts Options, machineSets bool) cache.Options {
+// controllers read them from, MachineSets except in the Machine API namespace, and the
+// ClusterOperators and APIServers to the one object each controller reads (machine-config,
+// cluster): caching every Secret or MachineSet of a cluster costs memory and needs
+// cluster-wide RBAC the controller should not have, and an informer on one name lets the RBAC
+// name it.
+func cacheOptions(opts Options, kinds servedKinds) cache.Options {
 	namespaces := map[string]cache.Config{}
 	if ud := opts.UserData; ud != nil {
 		for _, ns := range []string{ud.MachineAPINamespace, ud.ServerNamespace, ud.CA.Namespace} {
@@ -275,9 +255,17 @@ func cacheOptions(opts Options, machineSets bool) cache.Options {
 		byObject[&corev1.Secret{}] = cache.ByObject{Namespaces: namespaces}
 		byObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: namespaces}
 	}
-	if bi := opts.BootImages; bi != nil && machineSets {
+	if bi := opts.BootImages; bi != nil && kinds.machineSets {
 		// The boot image controller's only MachineSets (its watch and its List) are these.
 		byObject[&machinev1beta1.MachineSet{}] = cache.ByObject{Namespaces: map[string]cache.Config{bi.MachineAPINamespace: {}}}
+	}
+	if opts.ClusterOperator != nil && kinds.clusterOperators {
+		obj, by := clusteroperatorcontroller.CacheByObject()
+		byObject[obj] = by
+	}
+	if kinds.apiServers {
+		obj, by := kubeletconfigcontroller.CacheByObject()
+		byObject[obj] = by
 	}
 	if len(byObject) == 0 {
 		return cache.Options{}
@@ -285,12 +273,11 @@ func cacheOptions(opts Options, machineSets bool) cache.Options {
 	return cache.Options{ByObject: byObject}
 }
 
-// servesMachineSets: a cluster without the Machine API has no MachineSet kind, and the cache
-// cannot be limited by namespace for a kind it cannot map (the boot image controller is then
-// not started; see its SetupWithManager).
-func servesMachineSets(mapper meta.RESTMapper) (bool, error) {
-	gk := schema.GroupKind{Group: machinev1beta1.GroupName, Kind: "MachineSet"}
-	_, err := mapper.RESTMapping(gk, machinev1beta1.GroupVersion.Version)
+// servesKind asks the REST mapper whether the cluster serves gvk's kind: a cluster without the
+// Machine API has no MachineSet kind (the boot image controller is then not started; see its
+// SetupWithManager), plain Kubernetes no APIServer.
+func servesKind(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (bool, error) {
+	_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
 		return false, nil
 	}

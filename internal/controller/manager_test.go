@@ -25,25 +25,26 @@ func TestCacheOptionsMachineSets(t *testing.T) {
 		}
 		return nil
 	}
-	if got := machineSetNamespaces(cacheOptions(opts, true)); !slices.Equal(got, []string{"mapi"}) {
+	if got := machineSetNamespaces(cacheOptions(opts, servedKinds{machineSets: true})); !slices.Equal(got, []string{"mapi"}) {
 		t.Errorf("MachineSets cached in %v, want [mapi]", got)
 	}
-	if got := machineSetNamespaces(cacheOptions(opts, false)); got != nil {
+	if got := machineSetNamespaces(cacheOptions(opts, servedKinds{})); got != nil {
 		t.Errorf("MachineSets not served, but the cache configures them in %v", got)
 	}
-	if got := machineSetNamespaces(cacheOptions(Options{}, true)); got != nil {
+	if got := machineSetNamespaces(cacheOptions(Options{}, servedKinds{machineSets: true})); got != nil {
 		t.Errorf("boot image controller off, but the cache configures MachineSets in %v", got)
 	}
 }
 
-func TestServesMachineSets(t *testing.T) {
+func TestServesKind(t *testing.T) {
+	machineSet := machinev1beta1.GroupVersion.WithKind("MachineSet")
 	empty := meta.NewDefaultRESTMapper(nil)
-	if ok, err := servesMachineSets(empty); ok || err != nil {
+	if ok, err := servesKind(empty, machineSet); ok || err != nil {
 		t.Errorf("no MachineSet kind: got %v, %v; want false, nil", ok, err)
 	}
 	served := meta.NewDefaultRESTMapper(nil)
-	served.Add(machinev1beta1.GroupVersion.WithKind("MachineSet"), meta.RESTScopeNamespace)
-	if ok, err := servesMachineSets(served); !ok || err != nil {
+	served.Add(machineSet, meta.RESTScopeNamespace)
+	if ok, err := servesKind(served, machineSet); !ok || err != nil {
 		t.Errorf("MachineSet kind mapped: got %v, %v; want true, nil", ok, err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/record"
@@ -44,7 +43,8 @@ type Options struct {
 	// ControllerVersion is stamped on generated MachineConfigs (generated-by-controller-version).
 	ControllerVersion string
 	// ServesAPIServer: the cluster serves apiservers.config.openshift.io (OpenShift), whose
-	// `cluster` TLS profile then goes into every generated kubelet.conf. See ServesAPIServer.
+	// `cluster` TLS profile then goes into every generated kubelet.conf (the manager asks its
+	// REST mapper at start).
 	ServesAPIServer bool
 }
 
@@ -57,15 +57,6 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 	Options  Options
 	parses   *render.ParseCache
-}
-
-// ServesAPIServer asks the REST mapper whether the cluster serves APIServers.
-func ServesAPIServer(mapper meta.RESTMapper) (bool, error) {
-	_, err := mapper.RESTMapping(configv1.GroupVersion.WithKind("APIServer").GroupKind(), configv1.GroupVersion.Version)
-	if meta.IsNoMatchError(err) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // CacheByObject limits the APIServer informer to `cluster`, the only one the kubelet follows,
