@@ -75,7 +75,7 @@ func DecideCustomBoot(node *corev1.Node, bootedPool string, pools []*mcfgv1.Mach
 	}
 	pool := pools[i]
 	d := CustomBoot{Pool: bootedPool}
-	want := SelectorLabels(pool.Spec.NodeSelector)
+	want := selectorLabels(pool.Spec.NodeSelector)
 	if len(want) == 0 {
 		d.Refused = fmt.Sprintf("node %s booted into pool %s, but the pool's nodeSelector gives no label to apply (only matchLabels, In with one value and Exists do)", node.Name, bootedPool)
 		return d
@@ -120,10 +120,10 @@ func poolOrNone(pool string) string {
 	return "pool " + pool
 }
 
-// SelectorLabels are the labels that put a node in a selector's pool, as far as they can be
+// selectorLabels are the labels that put a node in a selector's pool, as far as they can be
 // derived: matchLabels, then In with exactly one value (key=value) and Exists (key="") for
 // keys matchLabels does not set. NotIn, DoesNotExist and In with several values give none.
-func SelectorLabels(sel *metav1.LabelSelector) map[string]string {
+func selectorLabels(sel *metav1.LabelSelector) map[string]string {
 	out := map[string]string{}
 	if sel == nil {
 		return out
