@@ -81,40 +81,39 @@ type generatorKey struct {
 	Generation int64
 }
 
-// generatorClock remembers when the gate first saw each generation lag, so the wait is bounded
-// across reconciles (the objects carry no time of their last spec change).
+// generatorClock remembers, per pool, when the gate first saw each generation holding it, so
+// the wait is bounded across reconciles (the objects carry no time of their last spec change).
 type generatorClock struct {
 	mu    sync.Mutex
-	first map[generatorKey]time.Time
+	first map[string]map[generatorKey]time.Time
 }
 
-// overdue reports whether every pending generator has held pools for longer than the limit.
-func (c *generatorClock) overdue(pending []generator, now time.Time) bool {
+// overdue reports whether every generator pending on pool has held it for longer than the limit.
+// It forgets the generations that no longer hold the pool, so nothing piles up.
+func (c *generatorClock) overdue(pool string, pending []generator, now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.first == nil {
-		c.first = map[generatorKey]time.Time{}
+		c.first = map[string]map[generatorKey]time.Time{}
 	}
-	seen := map[generatorKey]bool{}
+	seen := c.first[pool]
+	holding := make(map[generatorKey]time.Time, len(pending))
 	all := len(pending) > 0
 	for _, g := range pending {
 		k := generatorKey{g.UID, g.Generation}
-		seen[k] = true
-		t, ok := c.first[k]
+		t, ok := seen[k]
 		if !ok {
-			c.first[k], t = now, now
+			t = now
 		}
+		holding[k] = t
 		if now.Sub(t) < generatorWaitLimit {
 			all = false
 		}
 	}
-	// A generation's entry outlives its wait only briefly: long-resolved ones would otherwise
-	// pile up. (A pool reconcile sees only its own generators, so entries of other pools'
-	// generators are left alone while recent.)
-	for k, t := range c.first {
-		if !seen[k] && now.Sub(t) > 10*generatorWaitLimit {
-			delete(c.first, k)
-		}
+	if len(holding) == 0 {
+		delete(c.first, pool)
+	} else {
+		c.first[pool] = holding
 	}
 	return all
 }

@@ -61,28 +61,39 @@ func TestGeneratorClockBoundsTheWait(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	a := generator{UID: types.UID("a"), Generation: 1}
 	b := generator{UID: types.UID("b"), Generation: 1}
-	if c.overdue([]generator{a}, t0) {
+	if c.overdue("worker", []generator{a}, t0) {
 		t.Fatal("overdue when first seen")
 	}
-	if c.overdue([]generator{a}, t0.Add(generatorWaitLimit-time.Second)) {
+	if c.overdue("worker", []generator{a}, t0.Add(generatorWaitLimit-time.Second)) {
 		t.Fatal("overdue before the limit")
 	}
+	// Another pool's clock is its own.
+	if c.overdue("infra", []generator{a}, t0.Add(generatorWaitLimit)) {
+		t.Fatal("infra overdue on worker's wait")
+	}
 	// b arrives late: a pool waiting on both is held until b too is overdue.
-	if c.overdue([]generator{a, b}, t0.Add(generatorWaitLimit)) {
+	if c.overdue("worker", []generator{a, b}, t0.Add(generatorWaitLimit)) {
 		t.Fatal("overdue while b has just started waiting")
 	}
-	if !c.overdue([]generator{a}, t0.Add(generatorWaitLimit)) {
+	if !c.overdue("worker", []generator{a}, t0.Add(generatorWaitLimit)) {
 		t.Fatal("a alone should be overdue at the limit")
 	}
-	if !c.overdue([]generator{a, b}, t0.Add(2*generatorWaitLimit)) {
+	// b no longer held worker in the last call, so its wait starts over.
+	if c.overdue("worker", []generator{a, b}, t0.Add(2*generatorWaitLimit)) {
+		t.Fatal("b's wait survived a reconcile it did not hold")
+	}
+	if !c.overdue("worker", []generator{a, b}, t0.Add(3*generatorWaitLimit)) {
 		t.Fatal("both overdue")
 	}
 	// A new generation of a starts a new wait.
-	if c.overdue([]generator{{UID: types.UID("a"), Generation: 2}}, t0.Add(2*generatorWaitLimit)) {
+	if c.overdue("worker", []generator{{UID: types.UID("a"), Generation: 2}}, t0.Add(3*generatorWaitLimit)) {
 		t.Fatal("a new generation inherited the old wait")
 	}
-	if c.overdue(nil, t0) {
+	if c.overdue("worker", nil, t0) {
 		t.Fatal("nothing pending is never overdue")
+	}
+	if _, kept := c.first["worker"]; kept {
+		t.Fatal("a pool nothing holds is still remembered")
 	}
 }
 

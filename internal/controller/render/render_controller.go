@@ -95,8 +95,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if pending := pendingGenerators(pool, gens); len(pending) > 0 {
-		if !r.waits.overdue(pending, time.Now()) {
+	pending := pendingGenerators(pool, gens)
+	if overdue := r.waits.overdue(pool.Name, pending, time.Now()); len(pending) > 0 {
+		if !overdue {
 			log.FromContext(ctx).Info("waiting for generated MachineConfigs before rendering", "pool", pool.Name, "generators", describeGenerators(pending))
 			return reconcile.Result{RequeueAfter: generatorRecheck}, nil
 		}
