@@ -1,12 +1,10 @@
 package daemon_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mco-dev/mco/internal/daemon"
@@ -42,7 +40,7 @@ func TestRegistriesConfDrainsOnlyWhenUnsafe(t *testing.T) {
 	root := newRoot(t)
 	provision(t, root, renderedConfig(t, ctx, r0))
 	createReadyNode(t, ctx, name, map[string]string{"node-role.kubernetes.io/" + pool: ""})
-	var log lockedBuffer
+	var log testenv.LogBuffer
 	ag := startAgentWith(t, name, root, func(o *daemon.Options) { o.Log = slog.New(slog.NewTextHandler(&log, nil)) }, nil)
 	awaitNode(t, ctx, name, "Done in "+r0, doneIn(r0))
 
@@ -82,22 +80,4 @@ func TestRegistriesConfDrainsOnlyWhenUnsafe(t *testing.T) {
 	if got := ag.reboots.Load(); got != 0 {
 		t.Errorf("%d reboots for registries.conf changes, want 0", got)
 	}
-}
-
-// lockedBuffer is a log sink the agent writes while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
