@@ -22,14 +22,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/mco-dev/mco/internal/controller/generated"
 	"github.com/mco-dev/mco/internal/registries"
 )
 
 // Event reasons.
 const (
-	ReasonGenerated = "MachineConfigGenerated"
-	ReasonUpdated   = "MachineConfigUpdated"
-	ReasonDeleted   = "MachineConfigDeleted"
+	ReasonGenerated = generated.ReasonGenerated
+	ReasonUpdated   = generated.ReasonUpdated
+	ReasonDeleted   = generated.ReasonDeleted
 	ReasonRefused   = "RegistriesConfigRefused"
 	// ReasonPayloadNotBlocked: a blocked registry holds the release payload, which has no
 	// unblocked mirror, so it is left out (OpenShift logs this).
