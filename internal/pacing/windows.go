@@ -31,12 +31,7 @@ type Window struct {
 // Windows are a policy's maintenance windows; none means always open.
 type Windows []Window
 
-// CompileWindows validates the API's windows; errors name the field (maintenanceWindows[1].start).
-func CompileWindows(in []rolloutv1.MaintenanceWindow, path *field.Path) (Windows, error) {
-	ws, errs := compileWindows(in, path)
-	return ws, errs.ToAggregate()
-}
-
+// compileWindows validates the API's windows; errors name the field (maintenanceWindows[1].start).
 func compileWindows(in []rolloutv1.MaintenanceWindow, path *field.Path) (Windows, field.ErrorList) {
 	var errs field.ErrorList
 	out := make(Windows, 0, len(in))
@@ -140,16 +135,6 @@ func (ws Windows) OpenUntil(t time.Time) (time.Time, bool) {
 		}
 	}
 	return until, !until.IsZero()
-}
-
-// InWindow reports whether new nodes may start at t: inside any window, or always when there
-// are no windows.
-func InWindow(ws Windows, t time.Time) bool {
-	if len(ws) == 0 {
-		return true
-	}
-	_, open := ws.OpenUntil(t)
-	return open
 }
 
 // NextWindowStart is the first window opening strictly after t, with the window it belongs

@@ -23,8 +23,8 @@ func dur(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d
 
 func mustWindows(t *testing.T, in ...rolloutv1.MaintenanceWindow) Windows {
 	t.Helper()
-	ws, err := CompileWindows(in, nil)
-	if err != nil {
+	ws, errs := compileWindows(in, nil)
+	if err := errs.ToAggregate(); err != nil {
 		t.Fatal(err)
 	}
 	return ws
@@ -71,7 +71,8 @@ func TestCompileWindowsNamesTheField(t *testing.T) {
 	}
 }
 
-func TestInWindow(t *testing.T) {
+// OpenUntil is the window check Decide makes when a policy has windows (none: always open).
+func TestOpenUntil(t *testing.T) {
 	berlinSat := rolloutv1.MaintenanceWindow{Days: []rolloutv1.Weekday{"Sat"}, Start: "02:00", Duration: dur(4 * time.Hour), TimeZone: "Europe/Berlin"}
 	friNight := rolloutv1.MaintenanceWindow{Days: []rolloutv1.Weekday{"Fri"}, Start: "22:00", End: "02:00"}
 	tueMorning := rolloutv1.MaintenanceWindow{Days: []rolloutv1.Weekday{"Tue"}, Start: "10:00", Duration: dur(time.Hour)}
@@ -85,7 +86,6 @@ func TestInWindow(t *testing.T) {
 		want    bool
 		until   string
 	}{
-		{"no windows: always", nil, "2026-06-10T12:00:00Z", true, ""},
 		{"before start (summer, CEST)", []rolloutv1.MaintenanceWindow{berlinSat}, "2026-06-12T23:59:00Z", false, ""},
 		{"at start", []rolloutv1.MaintenanceWindow{berlinSat}, "2026-06-13T00:00:00Z", true, "2026-06-13T04:00:00Z"},
 		{"last minute", []rolloutv1.MaintenanceWindow{berlinSat}, "2026-06-13T03:59:00Z", true, "2026-06-13T04:00:00Z"},
@@ -111,10 +111,10 @@ func TestInWindow(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ws := mustWindows(t, c.windows...)
 			now := at(t, c.at)
-			if got := InWindow(ws, now); got != c.want {
-				t.Fatalf("InWindow = %v, want %v", got, c.want)
-			}
 			until, open := ws.OpenUntil(now)
+			if open != c.want {
+				t.Fatalf("open = %v, want %v", open, c.want)
+			}
 			if c.until == "" {
 				if open {
 					t.Fatalf("OpenUntil = %v, want closed", until)
