@@ -10,7 +10,6 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/devcluster"
@@ -39,31 +38,16 @@ func TestCustomPoolFromFirstBoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const name = "infra-0" // devcluster.Join's first name for the pool
 	var mu sync.Mutex
 	var desired []string
 	var workerCounts []int32
 	record := func(list client.ObjectList, object string, seen func(client.Object)) {
-		w, err := wc.Watch(ctx, list, client.MatchingFields{"metadata.name": object})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for ev := range w.ResultChan() {
-				if obj, ok := ev.Object.(client.Object); ok && ev.Type != watch.Error {
-					mu.Lock()
-					seen(obj)
-					mu.Unlock()
-				}
-			}
-		}()
-		t.Cleanup(func() { w.Stop(); <-done })
+		testenv.WatchNamed(t, ctx, cfg, scheme.Scheme, list, object, func(obj client.Object) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen(obj)
+		})
 	}
 	record(&corev1.NodeList{}, name, func(obj client.Object) {
 		if d := obj.GetAnnotations()[protocol.DesiredConfigAnnotation]; d != "" {

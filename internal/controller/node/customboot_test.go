@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/nodesim"
@@ -174,7 +173,7 @@ func (s *seenValues) counts() []int32 {
 func watchNode(t *testing.T, ctx context.Context, name string) *seenValues {
 	t.Helper()
 	s := &seenValues{}
-	watchObjects(t, ctx, &corev1.NodeList{}, name, func(obj client.Object) {
+	testenv.WatchNamed(t, ctx, env.Config, k8sClient.Scheme(), &corev1.NodeList{}, name, func(obj client.Object) {
 		if d := obj.GetAnnotations()[protocol.DesiredConfigAnnotation]; d != "" {
 			s.mu.Lock()
 			s.values = append(s.values, d)
@@ -188,7 +187,7 @@ func watchNode(t *testing.T, ctx context.Context, name string) *seenValues {
 func watchPoolCounts(t *testing.T, ctx context.Context, pool string) *seenValues {
 	t.Helper()
 	s := &seenValues{}
-	watchObjects(t, ctx, &mcfgv1.MachineConfigPoolList{}, pool, func(obj client.Object) {
+	testenv.WatchNamed(t, ctx, env.Config, k8sClient.Scheme(), &mcfgv1.MachineConfigPoolList{}, pool, func(obj client.Object) {
 		if p, ok := obj.(*mcfgv1.MachineConfigPool); ok {
 			s.mu.Lock()
 			s.ints = append(s.ints, p.Status.MachineCount)
@@ -196,26 +195,4 @@ func watchPoolCounts(t *testing.T, ctx context.Context, pool string) *seenValues
 		}
 	})
 	return s
-}
-
-func watchObjects(t *testing.T, ctx context.Context, list client.ObjectList, name string, record func(client.Object)) {
-	t.Helper()
-	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: k8sClient.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(ctx, list, client.MatchingFields{"metadata.name": name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			if obj, ok := ev.Object.(client.Object); ok && ev.Type != watch.Error {
-				record(obj)
-			}
-		}
-	}()
-	t.Cleanup(func() { w.Stop(); <-done })
 }
