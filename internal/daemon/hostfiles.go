@@ -13,21 +13,16 @@ import (
 // embedded certificates is a few KiB.
 const maxHostFileRead = 1 << 20
 
-// hostConflict is hostlayout's verdict on moving from old to next on this host: the host's
-// own /etc/kubernetes/kubelet.conf is read only when next writes that path and old does not.
+// hostConflict is hostlayout's verdict on moving from old to next on this host; the host's
+// own files are read only when the verdict depends on them.
 func (a *Agent) hostConflict(desired string, old, next *loaded) error {
-	p := hostlayout.KubeletConfPath
-	if _, writes := next.set.Lookup(p); !writes {
-		return nil
-	}
-	if _, managed := old.set.Lookup(p); managed {
-		return nil
-	}
-	onHost, err := a.readHostFile(p)
-	if err != nil {
-		return fmt.Errorf("reading this host's %s to check %s against it: %w", p, desired, err)
-	}
-	return hostlayout.CheckKubeletConf(desired, old.set, next.set, onHost)
+	return hostlayout.CheckKubeletConf(desired, old.set, next.set, func(p string) ([]byte, error) {
+		data, err := a.readHostFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading this host's %s to check %s against it: %w", p, desired, err)
+		}
+		return data, nil
+	})
 }
 
 // readHostFile is the content of the file at p, following one symlink there (kubelet

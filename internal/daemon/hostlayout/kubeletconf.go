@@ -1,6 +1,6 @@
 // Package hostlayout refuses configs that would overwrite a file this host's own layout uses
-// for something else. The check is pure: the agent reads the host's file and asks before any
-// drain or write.
+// for something else. The check is pure but for the host file it asks the agent to read, and
+// only when it needs it; the agent asks before any drain or write.
 package hostlayout
 
 import (
@@ -31,17 +31,23 @@ func (e *ConflictError) Error() string {
 }
 
 // CheckKubeletConf refuses the move from current to next when next writes a
-// KubeletConfiguration to KubeletConfPath over the host's own kubeconfig there. onHost is
-// the file on the node, nil when there is none. A file current writes is mco's, not the
-// host's, and is left to the config; a host file that parses as neither is no kubeconfig
-// this check can vouch for, so it is not refused.
-func CheckKubeletConf(config string, current, next nodefiles.Set, onHost []byte) error {
+// KubeletConfiguration to KubeletConfPath over the host's own kubeconfig there. readHost
+// reads the file on the node (nil when there is none); it is called only when next brings
+// a KubeletConfiguration there that current does not write, so most moves read nothing, and
+// its error is returned as it is. A file current writes is mco's, not the host's, and is
+// left to the config; a host file that parses as neither is no kubeconfig this check can
+// vouch for, so it is not refused.
+func CheckKubeletConf(config string, current, next nodefiles.Set, readHost func(path string) ([]byte, error)) error {
 	want, ok := next.Lookup(KubeletConfPath)
 	if !ok || want.Link != "" || kindOf(want.Data) != kubeletConfiguration {
 		return nil
 	}
 	if _, managed := current.Lookup(KubeletConfPath); managed {
 		return nil
+	}
+	onHost, err := readHost(KubeletConfPath)
+	if err != nil {
+		return err
 	}
 	if onHost == nil || kindOf(onHost) != kubeconfig {
 		return nil

@@ -37,6 +37,43 @@ func writes(data string) nodefiles.Set {
 	return nodefiles.Set{Entries: []nodefiles.Entry{{Path: KubeletConfPath, Data: []byte(data), Perm: 0o644}}}
 }
 
+// hostFile is a host whose KubeletConfPath holds data (nil: no file).
+func hostFile(data []byte) func(string) ([]byte, error) {
+	return func(p string) ([]byte, error) {
+		if p != KubeletConfPath {
+			return nil, errors.New("asked for " + p)
+		}
+		return data, nil
+	}
+}
+
+// TestHostFileReadOnlyWhenNeeded: a move that brings no new KubeletConfiguration to the path
+// never reads the host; one that does reads it once and stops at a read error.
+func TestHostFileReadOnlyWhenNeeded(t *testing.T) {
+	for name, c := range map[string]struct{ current, next nodefiles.Set }{
+		"next does not write the path": {nodefiles.Set{}, nodefiles.Set{}},
+		"next writes a kubeconfig":     {nodefiles.Set{}, writes(kubeadmKubeconfig)},
+		"current writes the path too":  {writes(generatedKubeletConf), writes(generatedKubeletConf)},
+	} {
+		err := CheckKubeletConf("rendered-worker-abc", c.current, c.next, func(p string) ([]byte, error) {
+			t.Errorf("%s: read the host's %s", name, p)
+			return nil, nil
+		})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	reads := 0
+	unreadable := errors.New("permission denied")
+	err := CheckKubeletConf("rendered-worker-abc", nodefiles.Set{}, writes(generatedKubeletConf), func(string) ([]byte, error) {
+		reads++
+		return nil, unreadable
+	})
+	if !errors.Is(err, unreadable) || reads != 1 {
+		t.Fatalf("err %v after %d reads, want the read error after 1", err, reads)
+	}
+}
+
 func TestCheckKubeletConf(t *testing.T) {
 	none := nodefiles.Set{}
 	cases := []struct {
@@ -75,7 +112,7 @@ func TestCheckKubeletConf(t *testing.T) {
 			if c.onHost != nil {
 				onHost = []byte(*c.onHost)
 			}
-			err := CheckKubeletConf("rendered-worker-abc", c.current, c.next, onHost)
+			err := CheckKubeletConf("rendered-worker-abc", c.current, c.next, hostFile(onHost))
 			if (err != nil) != c.refused {
 				t.Fatalf("refused=%v, want %v (err %v)", err != nil, c.refused, err)
 			}
@@ -98,7 +135,7 @@ func TestCheckKubeletConf(t *testing.T) {
 
 // TestConflictMessage pins the whole reason the Node shows.
 func TestConflictMessage(t *testing.T) {
-	err := CheckKubeletConf("rendered-worker-abc", nodefiles.Set{}, writes(generatedKubeletConf), []byte(kubeadmKubeconfig))
+	err := CheckKubeletConf("rendered-worker-abc", nodefiles.Set{}, writes(generatedKubeletConf), hostFile([]byte(kubeadmKubeconfig)))
 	want := "cannot move to rendered-worker-abc: it writes a KubeletConfiguration to /etc/kubernetes/kubelet.conf, " +
 		"but this host's /etc/kubernetes/kubelet.conf is the kubelet's kubeconfig (kubeadm layout: the kubelet reads its " +
 		"configuration from /var/lib/kubelet/config.yaml); writing a KubeletConfiguration there would cut the node off the " +
