@@ -132,8 +132,9 @@ func Decide(p Policy, s State, now time.Time) Decision {
 			return d
 		case s.Batch > 0 && !resumed && soakLeft > 0:
 			d.Phase, d.RequeueAfter = rolloutv1.PhaseSoaking, soakLeft
-			d.Reason = fmt.Sprintf("soaking batch %d until %s; %d/%d healthy", s.Batch,
-				lastFinish.Add(p.Soak).In(now.Location()).Format("15:04"), updated, updated)
+			// Updated nodes passed the health gate above, so the count is of updated nodes.
+			d.Reason = fmt.Sprintf("soaking batch %d until %s; %d/%d updated", s.Batch,
+				lastFinish.Add(p.Soak).In(now.Location()).Format("15:04"), updated, total)
 			return d
 		default:
 			batch = s.Batch + 1

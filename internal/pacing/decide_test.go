@@ -112,7 +112,7 @@ func TestDecide(t *testing.T) {
 			want: Decision{Batch: 2, Phase: rolloutv1.PhaseProgressing, NodesDone: 1, NodesRemaining: 6}, reason: "batch 2: 2 nodes still updating"},
 		{name: "soaking batch", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4, ago(25*time.Minute)), Batch: 2},
 			want:   Decision{Batch: 2, Phase: rolloutv1.PhaseSoaking, RequeueAfter: 5 * time.Minute, NodesDone: 3, NodesRemaining: 4},
-			reason: "soaking batch 2 until 14:05; 3/3 healthy"},
+			reason: "soaking batch 2 until 14:05; 3/7 updated"},
 		{name: "resume ends a soak", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4, ago(25*time.Minute)), Batch: 2, ResumedAt: base},
 			want: Decision{Start: 4, Batch: 3, Phase: rolloutv1.PhaseProgressing, NodesDone: 3, NodesRemaining: 4}, reason: "batch 3: up to 4 nodes may start"},
 		{name: "soak passed healthy: next batch", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4, ago(31*time.Minute)), Batch: 2},
