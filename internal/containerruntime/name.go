@@ -1,8 +1,8 @@
 package containerruntime
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,56 +50,27 @@ func selects(cfg *mcfgv1.ContainerRuntimeConfig, pool *mcfgv1.MachineConfigPool)
 	return err == nil && sel != nil && sel.Matches(labels.Set(pool.Labels))
 }
 
-// ManagedName returns the MachineConfig cfg owns on pool, as OpenShift chooses it: the suffix
-// cfg's annotation records; else no suffix for the only ContainerRuntimeConfig on the pool; else,
-// for one created before a newer one that never got the annotation (made by an old controller),
-// the MachineConfig its finalizers name; else one past the largest suffix any config on the pool
-// has. all is every ContainerRuntimeConfig; mcExists tells whether a MachineConfig exists.
+// ManagedName returns the MachineConfig cfg owns on pool, as OpenShift chooses it (see
+// generatedmc.Names.Pick). all is every ContainerRuntimeConfig, with or without cfg; mcExists
+// tells whether a MachineConfig exists.
 func ManagedName(pool *mcfgv1.MachineConfigPool, cfg *mcfgv1.ContainerRuntimeConfig, all []mcfgv1.ContainerRuntimeConfig, mcExists func(string) bool) (string, error) {
-	if suffix, ok := cfg.Annotations[protocol.NameSuffixAnnotation]; ok {
-		return GeneratedName(pool.Name, suffix), nil
-	}
-	var onPool []*mcfgv1.ContainerRuntimeConfig
+	var others []generatedmc.Claimant
 	for i := range all {
-		if selects(&all[i], pool) {
-			onPool = append(onPool, &all[i])
+		if other := &all[i]; other.Name != cfg.Name && selects(other, pool) {
+			others = append(others, generatedmc.ClaimantOf(other))
 		}
 	}
-	if len(onPool) <= 1 {
-		return GeneratedName(pool.Name, ""), nil
-	}
-	if !newest(cfg, onPool) {
-		if name, ok := names.NewestFinalizer(pool.Name, cfg.Finalizers, mcExists); ok {
-			return name, nil
-		}
-	}
-	largest := 0
-	for _, c := range onPool {
-		v := c.Annotations[protocol.NameSuffixAnnotation]
-		if v == "" {
-			continue
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return "", fmt.Errorf("ContainerRuntimeConfig %s: metadata.annotations[%s]: %q is not a number", c.Name, protocol.NameSuffixAnnotation, v)
-		}
-		largest = max(largest, n)
-	}
-	if largest+1 > generatedmc.MaxNameSuffix {
+	name, err := names.Pick(pool.Name, generatedmc.ClaimantOf(cfg), others, mcExists)
+	var bad *generatedmc.BadSuffixError
+	switch {
+	case errors.As(err, &bad):
+		return "", &Error{Object: bad.Object, Problems: []FieldError{{Field: "metadata.annotations[" + protocol.NameSuffixAnnotation + "]",
+			Reason: fmt.Sprintf("%q is not a number from 1 to %d (or empty)", bad.Suffix, generatedmc.MaxNameSuffix)}}}
+	case errors.Is(err, generatedmc.ErrNoNameLeft):
 		return "", &Error{Object: cfg.Name, Problems: []FieldError{{Field: "spec.machineConfigPoolSelector",
 			Reason: fmt.Sprintf("pool %s already has the most ContainerRuntimeConfigs it can take (10); delete an old one first", pool.Name)}}}
 	}
-	return GeneratedName(pool.Name, strconv.Itoa(largest+1)), nil
-}
-
-// newest reports whether no other config on the pool was created after cfg.
-func newest(cfg *mcfgv1.ContainerRuntimeConfig, onPool []*mcfgv1.ContainerRuntimeConfig) bool {
-	for _, c := range onPool {
-		if c.CreationTimestamp.After(cfg.CreationTimestamp.Time) {
-			return false
-		}
-	}
-	return true
+	return name, err
 }
 
 // SuffixToRecord returns the annotation value to record for name on a config that has none.

@@ -1,8 +1,16 @@
 package generatedmc
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // MaxNameSuffix: suffixes run 1 to 9, so at most 10 objects of one kind share a pool.
@@ -76,4 +84,77 @@ func (n Names) NewestFinalizer(pool string, finalizers []string, exists func(str
 		}
 	}
 	return best, bestN >= 0
+}
+
+// Claimant is an object of a generator's kind (a KubeletConfig, a ContainerRuntimeConfig) as
+// the naming sees it.
+type Claimant struct {
+	Name string
+	// Suffix is its protocol.NameSuffixAnnotation; nil when it has none.
+	Suffix     *string
+	Created    time.Time
+	Finalizers []string
+}
+
+// BadSuffixError: Object's suffix annotation records Suffix, which no name of Of parses back to
+// (a number with leading zeros, 0, text); pruning and finalizing could not tell such a name as
+// the object's.
+type BadSuffixError struct {
+	Object, Suffix string
+}
+
+func (e *BadSuffixError) Error() string {
+	return fmt.Sprintf("%s: %q is not a name suffix (empty or 1 to %d)", e.Object, e.Suffix, MaxNameSuffix)
+}
+
+// ErrNoNameLeft: the pool's objects already record the largest suffix, MaxNameSuffix.
+var ErrNoNameLeft = errors.New("no generated MachineConfig name left on the pool")
+
+// Pick returns the MachineConfig name self owns on pool, as OpenShift picks it: the name its
+// suffix annotation records; else the unsuffixed name when no other object selects pool; else,
+// for one that predates the annotation and is not the pool's newest, the newest generated
+// MachineConfig its finalizers name (exists says whether a MachineConfig does); else one past
+// the largest suffix any object of the pool records. others are the other objects selecting
+// pool. The errors are *BadSuffixError and ErrNoNameLeft.
+func (n Names) Pick(pool string, self Claimant, others []Claimant, exists func(string) bool) (string, error) {
+	if self.Suffix != nil {
+		name := n.Of(pool, *self.Suffix)
+		if _, ok := n.SuffixOf(pool, name); !ok {
+			return "", &BadSuffixError{Object: self.Name, Suffix: *self.Suffix}
+		}
+		return name, nil
+	}
+	if len(others) == 0 {
+		return n.Of(pool, ""), nil
+	}
+	newest := !slices.ContainsFunc(others, func(o Claimant) bool { return o.Created.After(self.Created) })
+	if !newest {
+		if name, ok := n.NewestFinalizer(pool, self.Finalizers, exists); ok {
+			return name, nil
+		}
+	}
+	largest := 0
+	for _, o := range others {
+		if o.Suffix == nil || *o.Suffix == "" {
+			continue
+		}
+		v, err := strconv.Atoi(*o.Suffix)
+		if err != nil {
+			return "", &BadSuffixError{Object: o.Name, Suffix: *o.Suffix}
+		}
+		largest = max(largest, v)
+	}
+	if largest+1 > MaxNameSuffix {
+		return "", ErrNoNameLeft
+	}
+	return n.Of(pool, strconv.Itoa(largest+1)), nil
+}
+
+// ClaimantOf is o as Pick sees it.
+func ClaimantOf(o metav1.Object) Claimant {
+	c := Claimant{Name: o.GetName(), Created: o.GetCreationTimestamp().Time, Finalizers: o.GetFinalizers()}
+	if s, ok := o.GetAnnotations()[protocol.NameSuffixAnnotation]; ok {
+		c.Suffix = &s
+	}
+	return c
 }

@@ -1,7 +1,7 @@
 package kubeletconfig
 
 import (
-	"strconv"
+	"errors"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,71 +17,27 @@ const names = generatedmc.KubeletNames
 // GeneratedName is the MachineConfig name for suffix ("" or a number) on pool.
 func GeneratedName(pool, suffix string) string { return names.Of(pool, suffix) }
 
-// ManagedName picks the generated MachineConfig name of kc on pool as OpenShift does: the name
-// its suffix annotation records; else the unsuffixed name when kc is the pool's only
-// KubeletConfig; else, for a KubeletConfig that predates the annotation and is not the pool's
-// newest, the newest generated MachineConfig its finalizers name; else one past the highest
-// suffix any KubeletConfig of the pool records, at most 9. all is every KubeletConfig;
-// mcExists says whether a MachineConfig of that name exists.
+// ManagedName picks the generated MachineConfig name of kc on pool as OpenShift does (see
+// generatedmc.Names.Pick). all is every KubeletConfig, with or without kc (a cache may not have
+// it yet); mcExists says whether a MachineConfig of that name exists.
 func ManagedName(pool *mcfgv1.MachineConfigPool, kc *mcfgv1.KubeletConfig, all []mcfgv1.KubeletConfig, mcExists func(string) bool) (string, error) {
-	if suffix, ok := kc.Annotations[protocol.NameSuffixAnnotation]; ok {
-		// A suffix whose name does not parse back (0, 01) would name a MachineConfig that
-		// pruning and finalizing could not tell as ours.
-		name := GeneratedName(pool.Name, suffix)
-		if _, ok := names.SuffixOf(pool.Name, name); !ok {
-			return "", fieldError(kc.Name, "metadata.annotations["+protocol.NameSuffixAnnotation+"]", "%q is not a name suffix (empty or 1 to %d)", suffix, generatedmc.MaxNameSuffix)
-		}
-		return name, nil
-	}
-	onPool := kubeletConfigsOf(pool, kc, all)
-	if len(onPool) == 1 {
-		return GeneratedName(pool.Name, ""), nil
-	}
-	if !newest(kc, onPool) {
-		if name, ok := names.NewestFinalizer(pool.Name, kc.Finalizers, mcExists); ok {
-			return name, nil
+	var others []generatedmc.Claimant
+	for i := range all {
+		if other := &all[i]; other.Name != kc.Name && selects(other, pool) {
+			others = append(others, generatedmc.ClaimantOf(other))
 		}
 	}
-	highest := 0
-	for _, other := range onPool {
-		suffix := other.Annotations[protocol.NameSuffixAnnotation]
-		if suffix == "" {
-			continue
-		}
-		n, err := strconv.Atoi(suffix)
-		if err != nil {
-			return "", fieldError(other.Name, "metadata.annotations["+protocol.NameSuffixAnnotation+"]", "%q is not a name suffix", suffix)
-		}
-		highest = max(highest, n)
-	}
-	if highest+1 > generatedmc.MaxNameSuffix {
+	name, err := names.Pick(pool.Name, generatedmc.ClaimantOf(kc), others, mcExists)
+	var bad *generatedmc.BadSuffixError
+	switch {
+	case errors.As(err, &bad):
+		return "", fieldError(bad.Object, "metadata.annotations["+protocol.NameSuffixAnnotation+"]", "%q is not a name suffix (empty or 1 to %d)", bad.Suffix, generatedmc.MaxNameSuffix)
+	case errors.Is(err, generatedmc.ErrNoNameLeft):
 		return "", fieldError(kc.Name, "spec.machineConfigPoolSelector",
 			"pool %s already has the most KubeletConfigs it can (%d: %s to -%d); delete old ones before adding another",
 			pool.Name, generatedmc.MaxNameSuffix+1, GeneratedName(pool.Name, ""), generatedmc.MaxNameSuffix)
 	}
-	return GeneratedName(pool.Name, strconv.Itoa(highest+1)), nil
-}
-
-// kubeletConfigsOf returns the KubeletConfigs in all whose selector matches pool, with kc
-// among them even when all (a cache) does not have it yet.
-func kubeletConfigsOf(pool *mcfgv1.MachineConfigPool, kc *mcfgv1.KubeletConfig, all []mcfgv1.KubeletConfig) []*mcfgv1.KubeletConfig {
-	out := []*mcfgv1.KubeletConfig{kc}
-	for i := range all {
-		other := &all[i]
-		if other.Name != kc.Name && selects(other, pool) {
-			out = append(out, other)
-		}
-	}
-	return out
-}
-
-func newest(kc *mcfgv1.KubeletConfig, onPool []*mcfgv1.KubeletConfig) bool {
-	for _, other := range onPool {
-		if other.CreationTimestamp.After(kc.CreationTimestamp.Time) {
-			return false
-		}
-	}
-	return true
+	return name, err
 }
 
 // selects reports whether kc's machineConfigPoolSelector matches pool's labels. A nil or empty
