@@ -2,7 +2,9 @@ package v1alpha1
 
 import (
 	"os"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -26,10 +28,18 @@ func TestGeneratedCRD(t *testing.T) {
 	if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != GroupVersion.Version || crd.Spec.Versions[0].Subresources.Status == nil {
 		t.Fatalf("versions: %+v", crd.Spec.Versions)
 	}
-	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
-	for _, f := range []string{"poolSelector", "canary", "soak", "healthGate", "maintenanceWindows", "paused"} {
-		if _, ok := spec.Properties[f]; !ok {
-			t.Errorf("spec.%s missing from the CRD: run go generate ./api/...", f)
+	schema := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+	spec := schema.Properties["spec"]
+	// Every field of the Go types is in the CRD, so a field added without go generate fails here.
+	for name, want := range map[string]reflect.Type{
+		"spec":   reflect.TypeFor[MachineConfigPoolRolloutSpec](),
+		"status": reflect.TypeFor[MachineConfigPoolRolloutStatus](),
+	} {
+		for i := range want.NumField() {
+			f, _, _ := strings.Cut(want.Field(i).Tag.Get("json"), ",")
+			if _, ok := schema.Properties[name].Properties[f]; !ok {
+				t.Errorf("%s.%s missing from the CRD: run go generate ./api/...", name, f)
+			}
 		}
 	}
 	window := spec.Properties["maintenanceWindows"].Items.Schema
