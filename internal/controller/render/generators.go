@@ -27,9 +27,6 @@ import (
 // generatorWaitLimit bounds how long one generation of one generator may hold its pools.
 const generatorWaitLimit = time.Minute
 
-// generatorRecheck is how soon a held pool is looked at again when no event arrives first.
-const generatorRecheck = 2 * time.Second
-
 // generator is what the gate needs of a KubeletConfig or ContainerRuntimeConfig.
 type generator struct {
 	Kind               string
@@ -88,9 +85,10 @@ type generatorClock struct {
 	first map[string]map[generatorKey]time.Time
 }
 
-// overdue reports whether every generator pending on pool has held it for longer than the limit.
-// It forgets the generations that no longer hold the pool, so nothing piles up.
-func (c *generatorClock) overdue(pool string, pending []generator, now time.Time) bool {
+// hold is how much longer pool waits for its pending generators: until the last of them has
+// held it for generatorWaitLimit; 0 renders now. It forgets the generations that no longer hold
+// the pool, so nothing piles up. A generator catching up wakes the pool through its watch.
+func (c *generatorClock) hold(pool string, pending []generator, now time.Time) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.first == nil {
@@ -98,7 +96,7 @@ func (c *generatorClock) overdue(pool string, pending []generator, now time.Time
 	}
 	seen := c.first[pool]
 	holding := make(map[generatorKey]time.Time, len(pending))
-	all := len(pending) > 0
+	var wait time.Duration
 	for _, g := range pending {
 		k := generatorKey{g.UID, g.Generation}
 		t, ok := seen[k]
@@ -106,16 +104,14 @@ func (c *generatorClock) overdue(pool string, pending []generator, now time.Time
 			t = now
 		}
 		holding[k] = t
-		if now.Sub(t) < generatorWaitLimit {
-			all = false
-		}
+		wait = max(wait, t.Add(generatorWaitLimit).Sub(now))
 	}
 	if len(holding) == 0 {
 		delete(c.first, pool)
 	} else {
 		c.first[pool] = holding
 	}
-	return all
+	return wait
 }
 
 // listGenerators reads every KubeletConfig and ContainerRuntimeConfig from the cache.

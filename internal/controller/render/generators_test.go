@@ -61,36 +61,27 @@ func TestGeneratorClockBoundsTheWait(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	a := generator{UID: types.UID("a"), Generation: 1}
 	b := generator{UID: types.UID("b"), Generation: 1}
-	if c.overdue("worker", []generator{a}, t0) {
-		t.Fatal("overdue when first seen")
+	steps := []struct {
+		what    string
+		pool    string
+		pending []generator
+		at      time.Duration
+		want    time.Duration
+	}{
+		{"first seen: the whole limit", "worker", []generator{a}, 0, generatorWaitLimit},
+		{"later: what is left", "worker", []generator{a}, generatorWaitLimit - time.Second, time.Second},
+		{"another pool's clock is its own", "infra", []generator{a}, generatorWaitLimit, generatorWaitLimit},
+		{"b arrives late: held until b too is overdue", "worker", []generator{a, b}, generatorWaitLimit, generatorWaitLimit},
+		{"a alone is overdue at the limit", "worker", []generator{a}, generatorWaitLimit, 0},
+		{"b's wait starts over after a reconcile it did not hold", "worker", []generator{a, b}, 2 * generatorWaitLimit, generatorWaitLimit},
+		{"both overdue", "worker", []generator{a, b}, 3 * generatorWaitLimit, 0},
+		{"a new generation starts a new wait", "worker", []generator{{UID: types.UID("a"), Generation: 2}}, 3 * generatorWaitLimit, generatorWaitLimit},
+		{"nothing pending holds nothing", "worker", nil, 0, 0},
 	}
-	if c.overdue("worker", []generator{a}, t0.Add(generatorWaitLimit-time.Second)) {
-		t.Fatal("overdue before the limit")
-	}
-	// Another pool's clock is its own.
-	if c.overdue("infra", []generator{a}, t0.Add(generatorWaitLimit)) {
-		t.Fatal("infra overdue on worker's wait")
-	}
-	// b arrives late: a pool waiting on both is held until b too is overdue.
-	if c.overdue("worker", []generator{a, b}, t0.Add(generatorWaitLimit)) {
-		t.Fatal("overdue while b has just started waiting")
-	}
-	if !c.overdue("worker", []generator{a}, t0.Add(generatorWaitLimit)) {
-		t.Fatal("a alone should be overdue at the limit")
-	}
-	// b no longer held worker in the last call, so its wait starts over.
-	if c.overdue("worker", []generator{a, b}, t0.Add(2*generatorWaitLimit)) {
-		t.Fatal("b's wait survived a reconcile it did not hold")
-	}
-	if !c.overdue("worker", []generator{a, b}, t0.Add(3*generatorWaitLimit)) {
-		t.Fatal("both overdue")
-	}
-	// A new generation of a starts a new wait.
-	if c.overdue("worker", []generator{{UID: types.UID("a"), Generation: 2}}, t0.Add(3*generatorWaitLimit)) {
-		t.Fatal("a new generation inherited the old wait")
-	}
-	if c.overdue("worker", nil, t0) {
-		t.Fatal("nothing pending is never overdue")
+	for _, s := range steps {
+		if got := c.hold(s.pool, s.pending, t0.Add(s.at)); got != s.want {
+			t.Fatalf("%s: hold %v, want %v", s.what, got, s.want)
+		}
 	}
 	if _, kept := c.first["worker"]; kept {
 		t.Fatal("a pool nothing holds is still remembered")

@@ -96,10 +96,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	pending := pendingGenerators(pool, gens)
-	if overdue := r.waits.overdue(pool.Name, pending, time.Now()); len(pending) > 0 {
-		if !overdue {
+	if hold := r.waits.hold(pool.Name, pending, time.Now()); len(pending) > 0 {
+		if hold > 0 {
 			log.FromContext(ctx).Info("waiting for generated MachineConfigs before rendering", "pool", pool.Name, "generators", describeGenerators(pending))
-			return reconcile.Result{RequeueAfter: generatorRecheck}, nil
+			return reconcile.Result{RequeueAfter: hold}, nil
 		}
 		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonGeneratorsLate, fmt.Sprintf(
 			"rendering without waiting longer than %s for %s", generatorWaitLimit, describeGenerators(pending)))
