@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/mco-dev/mco/internal/generatedmc"
 	"github.com/mco-dev/mco/internal/protocol"
@@ -21,33 +19,11 @@ func GeneratedName(pool, suffix string) string { return names.Of(pool, suffix) }
 // PoolsFor returns the pools cfg's machineConfigPoolSelector matches, in the given order. A nil
 // or empty selector matches none (never every pool).
 func PoolsFor(cfg *mcfgv1.ContainerRuntimeConfig, pools []mcfgv1.MachineConfigPool) ([]*mcfgv1.MachineConfigPool, error) {
-	sel, err := poolSelector(cfg)
-	if err != nil {
-		return nil, err
-	}
-	var out []*mcfgv1.MachineConfigPool
-	for i := range pools {
-		if sel != nil && sel.Matches(labels.Set(pools[i].Labels)) {
-			out = append(out, &pools[i])
-		}
-	}
-	return out, nil
-}
-
-func poolSelector(cfg *mcfgv1.ContainerRuntimeConfig) (labels.Selector, error) {
-	sel, err := metav1.LabelSelectorAsSelector(cfg.Spec.MachineConfigPoolSelector)
+	sel, err := generatedmc.PoolSelector(cfg.Spec.MachineConfigPoolSelector)
 	if err != nil {
 		return nil, &Error{Object: cfg.Name, Problems: []FieldError{{Field: "spec.machineConfigPoolSelector", Reason: err.Error()}}}
 	}
-	if sel.Empty() {
-		return nil, nil
-	}
-	return sel, nil
-}
-
-func selects(cfg *mcfgv1.ContainerRuntimeConfig, pool *mcfgv1.MachineConfigPool) bool {
-	sel, err := poolSelector(cfg)
-	return err == nil && sel != nil && sel.Matches(labels.Set(pool.Labels))
+	return generatedmc.SelectedPools(sel, pools), nil
 }
 
 // ManagedName returns the MachineConfig cfg owns on pool, as OpenShift chooses it (see
@@ -56,7 +32,7 @@ func selects(cfg *mcfgv1.ContainerRuntimeConfig, pool *mcfgv1.MachineConfigPool)
 func ManagedName(pool *mcfgv1.MachineConfigPool, cfg *mcfgv1.ContainerRuntimeConfig, all []mcfgv1.ContainerRuntimeConfig, mcExists func(string) bool) (string, error) {
 	var others []generatedmc.Claimant
 	for i := range all {
-		if other := &all[i]; other.Name != cfg.Name && selects(other, pool) {
+		if other := &all[i]; other.Name != cfg.Name && generatedmc.Selects(other.Spec.MachineConfigPoolSelector, pool) {
 			others = append(others, generatedmc.ClaimantOf(other))
 		}
 	}

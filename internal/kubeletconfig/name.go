@@ -4,8 +4,6 @@ import (
 	"errors"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/mco-dev/mco/internal/generatedmc"
 	"github.com/mco-dev/mco/internal/protocol"
@@ -23,7 +21,7 @@ func GeneratedName(pool, suffix string) string { return names.Of(pool, suffix) }
 func ManagedName(pool *mcfgv1.MachineConfigPool, kc *mcfgv1.KubeletConfig, all []mcfgv1.KubeletConfig, mcExists func(string) bool) (string, error) {
 	var others []generatedmc.Claimant
 	for i := range all {
-		if other := &all[i]; other.Name != kc.Name && selects(other, pool) {
+		if other := &all[i]; other.Name != kc.Name && generatedmc.Selects(other.Spec.MachineConfigPoolSelector, pool) {
 			others = append(others, generatedmc.ClaimantOf(other))
 		}
 	}
@@ -40,38 +38,14 @@ func ManagedName(pool *mcfgv1.MachineConfigPool, kc *mcfgv1.KubeletConfig, all [
 	return name, err
 }
 
-// selects reports whether kc's machineConfigPoolSelector matches pool's labels. A nil or empty
-// selector selects no pool, and an invalid one cannot select any.
-func selects(kc *mcfgv1.KubeletConfig, pool *mcfgv1.MachineConfigPool) bool {
-	sel, err := poolSelector(kc)
-	return err == nil && sel != nil && sel.Matches(labels.Set(pool.Labels))
-}
-
-func poolSelector(kc *mcfgv1.KubeletConfig) (labels.Selector, error) {
-	s := kc.Spec.MachineConfigPoolSelector
-	if s == nil || (len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0) {
-		return nil, nil
-	}
-	sel, err := metav1.LabelSelectorAsSelector(s)
-	if err != nil {
-		return nil, fieldError(kc.Name, "spec.machineConfigPoolSelector", "%v", err)
-	}
-	return sel, nil
-}
-
 // PoolsFor returns the pools kc applies to. None is an error: a KubeletConfig that changes
 // nothing is a mistake the admin should see in its status.
 func PoolsFor(kc *mcfgv1.KubeletConfig, pools []mcfgv1.MachineConfigPool) ([]*mcfgv1.MachineConfigPool, error) {
-	sel, err := poolSelector(kc)
+	sel, err := generatedmc.PoolSelector(kc.Spec.MachineConfigPoolSelector)
 	if err != nil {
-		return nil, err
+		return nil, fieldError(kc.Name, "spec.machineConfigPoolSelector", "%v", err)
 	}
-	var out []*mcfgv1.MachineConfigPool
-	for i := range pools {
-		if sel != nil && sel.Matches(labels.Set(pools[i].Labels)) {
-			out = append(out, &pools[i])
-		}
-	}
+	out := generatedmc.SelectedPools(sel, pools)
 	if len(out) == 0 {
 		reason := "matches no MachineConfigPool"
 		if sel == nil {
