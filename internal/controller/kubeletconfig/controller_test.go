@@ -8,7 +8,6 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	"github.com/vincent-petithory/dataurl"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mco-dev/mco/config/pools"
-	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/generatedmc/mctest"
 	"github.com/mco-dev/mco/internal/kubeletconfig"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
@@ -45,8 +44,8 @@ func TestKubeletConfigLifecycle(t *testing.T) {
 		must(t, k8sClient.Create(ctx, p))
 	}
 	// The worker pool's base kubelet configuration, as an installer would provide it.
-	must(t, k8sClient.Create(ctx, fileMC("01-worker-kubelet", "worker", kubeletconfig.KubeletConfPath, baseConf)))
-	must(t, k8sClient.Create(ctx, fileMC("00-master", "master", "/etc/motd", "master\n")))
+	must(t, k8sClient.Create(ctx, mctest.FileMC("01-worker-kubelet", "worker", kubeletconfig.KubeletConfPath, baseConf)))
+	must(t, k8sClient.Create(ctx, mctest.FileMC("00-master", "master", "/etc/motd", "master\n")))
 
 	t.Run("a KubeletConfig gets its MachineConfig and is Accepted", func(t *testing.T) {
 		kc := newKubeletConfig(t, `
@@ -56,8 +55,8 @@ spec:
   machineConfigPoolSelector: {matchLabels: {pools.operator.machineconfiguration.openshift.io/worker: ""}}
   kubeletConfig: {maxPods: 100}`)
 		must(t, k8sClient.Create(ctx, kc))
-		mc := waitMC(t, ctx, "99-worker-generated-kubelet", func(mc *mcfgv1.MachineConfig) bool { return true })
-		files := filesOf(t, mc)
+		mc := mctest.Wait(t, ctx, k8sClient, "99-worker-generated-kubelet", func(mc *mcfgv1.MachineConfig) bool { return true })
+		files := mctest.Files(t, mc)
 		conf := files[kubeletconfig.KubeletConfPath]
 		for _, want := range []string{"maxPods: 100", "clusterDNS:\n- 10.3.0.10", "systemReservedCgroup: /system.slice"} {
 			if !strings.Contains(conf, want) {
@@ -87,8 +86,8 @@ metadata: {name: more-pods}
 spec:
   machineConfigPoolSelector: {matchLabels: {pools.operator.machineconfiguration.openshift.io/worker: ""}}
   kubeletConfig: {maxPods: 200}`)))
-		mc := waitMC(t, ctx, "99-worker-generated-kubelet-1", func(*mcfgv1.MachineConfig) bool { return true })
-		if conf := filesOf(t, mc)[kubeletconfig.KubeletConfPath]; !strings.Contains(conf, "maxPods: 200") {
+		mc := mctest.Wait(t, ctx, k8sClient, "99-worker-generated-kubelet-1", func(*mcfgv1.MachineConfig) bool { return true })
+		if conf := mctest.Files(t, mc)[kubeletconfig.KubeletConfPath]; !strings.Contains(conf, "maxPods: 200") {
 			t.Errorf("kubelet.conf of the second:\n%s", conf)
 		}
 		got := waitAccepted(t, ctx, "more-pods", corev1.ConditionTrue)
@@ -113,7 +112,7 @@ spec:
 		if len(got.Finalizers) != 0 || got.Status.ObservedGeneration != got.Generation {
 			t.Errorf("finalizers %v, observedGeneration %d of %d", got.Finalizers, got.Status.ObservedGeneration, got.Generation)
 		}
-		expectNoMC(t, ctx, "99-master-generated-kubelet")
+		mctest.ExpectNone(t, ctx, k8sClient, "99-master-generated-kubelet")
 	})
 
 	t.Run("a KubeletConfig matching no pool says so", func(t *testing.T) {
@@ -133,20 +132,20 @@ spec:
 		must(t, k8sClient.Get(ctx, client.ObjectKey{Name: "more-pods"}, kc))
 		kc.Spec.KubeletConfig = &runtime.RawExtension{Raw: []byte(`{"maxPods":220}`)}
 		must(t, k8sClient.Update(ctx, kc))
-		mc := waitMC(t, ctx, "99-worker-generated-kubelet-1", func(mc *mcfgv1.MachineConfig) bool {
-			return strings.Contains(filesOf(t, mc)[kubeletconfig.KubeletConfPath], "maxPods: 220")
+		mc := mctest.Wait(t, ctx, k8sClient, "99-worker-generated-kubelet-1", func(mc *mcfgv1.MachineConfig) bool {
+			return strings.Contains(mctest.Files(t, mc)[kubeletconfig.KubeletConfPath], "maxPods: 220")
 		})
 		mc.Spec.KernelArguments = []string{"hand=edit"}
 		must(t, k8sClient.Update(ctx, mc))
-		waitMC(t, ctx, "99-worker-generated-kubelet-1", func(mc *mcfgv1.MachineConfig) bool { return len(mc.Spec.KernelArguments) == 0 })
+		mctest.Wait(t, ctx, k8sClient, "99-worker-generated-kubelet-1", func(mc *mcfgv1.MachineConfig) bool { return len(mc.Spec.KernelArguments) == 0 })
 		waitAccepted(t, ctx, "more-pods", corev1.ConditionTrue)
 	})
 
 	t.Run("a settled KubeletConfig is not rewritten", func(t *testing.T) {
 		kc := waitAccepted(t, ctx, "set-max-pods", corev1.ConditionTrue)
-		mc := waitMC(t, ctx, "99-worker-generated-kubelet", func(*mcfgv1.MachineConfig) bool { return true })
+		mc := mctest.Wait(t, ctx, k8sClient, "99-worker-generated-kubelet", func(*mcfgv1.MachineConfig) bool { return true })
 		// A MachineConfig writing kubelet.conf wakes every KubeletConfig; nothing changes.
-		must(t, k8sClient.Create(ctx, fileMC("00-master-kubelet-unrelated", "master", kubeletconfig.KubeletConfPath+".d/x", "x\n")))
+		must(t, k8sClient.Create(ctx, mctest.FileMC("00-master-kubelet-unrelated", "master", kubeletconfig.KubeletConfPath+".d/x", "x\n")))
 		poke(t, ctx, "set-max-pods")
 		time.Sleep(2 * time.Second)
 		after, afterMC := &mcfgv1.KubeletConfig{}, &mcfgv1.MachineConfig{}
@@ -163,11 +162,11 @@ spec:
 		kc.Spec.MachineConfigPoolSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"pools.operator.machineconfiguration.openshift.io/master": ""}}
 		must(t, k8sClient.Update(ctx, kc))
 		// The master pool has no base MachineConfig: the built-in default is used.
-		mc := waitMC(t, ctx, "99-master-generated-kubelet", func(*mcfgv1.MachineConfig) bool { return true })
-		if conf := filesOf(t, mc)[kubeletconfig.KubeletConfPath]; !strings.Contains(conf, "clusterDNS:\n- 10.96.0.10") || !strings.Contains(conf, "maxPods: 100") {
+		mc := mctest.Wait(t, ctx, k8sClient, "99-master-generated-kubelet", func(*mcfgv1.MachineConfig) bool { return true })
+		if conf := mctest.Files(t, mc)[kubeletconfig.KubeletConfPath]; !strings.Contains(conf, "clusterDNS:\n- 10.96.0.10") || !strings.Contains(conf, "maxPods: 100") {
 			t.Errorf("master kubelet.conf over the default:\n%s", conf)
 		}
-		expectGone(t, ctx, "99-worker-generated-kubelet")
+		mctest.WaitGone(t, ctx, k8sClient, mctest.GoneMC("99-worker-generated-kubelet"))
 		got := waitAccepted(t, ctx, "set-max-pods", corev1.ConditionTrue)
 		if strings.Join(got.Finalizers, ",") != "99-master-generated-kubelet" {
 			t.Errorf("finalizers %v", got.Finalizers)
@@ -177,7 +176,7 @@ spec:
 	t.Run("deleting a KubeletConfig deletes its MachineConfig", func(t *testing.T) {
 		kc := &mcfgv1.KubeletConfig{ObjectMeta: metav1.ObjectMeta{Name: "more-pods"}}
 		must(t, k8sClient.Delete(ctx, kc))
-		expectGone(t, ctx, "99-worker-generated-kubelet-1")
+		mctest.WaitGone(t, ctx, k8sClient, mctest.GoneMC("99-worker-generated-kubelet-1"))
 		poll(t, ctx, "KubeletConfig more-pods to go", func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Name: "more-pods"}, &mcfgv1.KubeletConfig{}))
 		})
@@ -193,60 +192,6 @@ func newKubeletConfig(t *testing.T, doc string) *mcfgv1.KubeletConfig {
 	kc := &mcfgv1.KubeletConfig{}
 	must(t, yaml.UnmarshalStrict([]byte(doc), kc))
 	return kc
-}
-
-func fileMC(name, role, path, content string) *mcfgv1.MachineConfig {
-	raw := fmt.Sprintf(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":%q,"mode":420,"contents":{"source":%q}}]}}`,
-		path, dataurl.EncodeBytes([]byte(content)))
-	return &mcfgv1.MachineConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"machineconfiguration.openshift.io/role": role}},
-		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(raw)}},
-	}
-}
-
-// filesOf decodes a MachineConfig's files by path.
-func filesOf(t *testing.T, mc *mcfgv1.MachineConfig) map[string]string {
-	t.Helper()
-	cfg, err := ignition.Parse(mc.Spec.Config.Raw)
-	must(t, err)
-	return decodedFiles(t, cfg)
-}
-
-func decodedFiles(t *testing.T, cfg ignition.Config) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, f := range cfg.Storage.Files {
-		if f.Contents.Source == nil {
-			continue
-		}
-		data, err := dataurl.DecodeString(*f.Contents.Source)
-		must(t, err)
-		out[f.Path] = string(data.Data)
-	}
-	return out
-}
-
-func waitMC(t *testing.T, ctx context.Context, name string, cond func(*mcfgv1.MachineConfig) bool) *mcfgv1.MachineConfig {
-	t.Helper()
-	mc := &mcfgv1.MachineConfig{}
-	poll(t, ctx, "MachineConfig "+name, func() bool {
-		return k8sClient.Get(ctx, client.ObjectKey{Name: name}, mc) == nil && cond(mc)
-	})
-	return mc
-}
-
-func expectGone(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	poll(t, ctx, "MachineConfig "+name+" to be deleted", func() bool {
-		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Name: name}, &mcfgv1.MachineConfig{}))
-	})
-}
-
-func expectNoMC(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	if err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, &mcfgv1.MachineConfig{}); !apierrors.IsNotFound(err) {
-		t.Errorf("MachineConfig %s: %v, want none", name, err)
-	}
 }
 
 // waitAccepted waits until the KubeletConfig's latest sync of its generation has the outcome.
@@ -277,7 +222,7 @@ func waitRendered(t *testing.T, ctx context.Context, pool string, cond func(map[
 			k8sClient.Get(ctx, client.ObjectKey{Name: p.Spec.Configuration.Name}, rendered) != nil {
 			return false
 		}
-		return cond(filesOf(t, rendered))
+		return cond(mctest.Files(t, rendered))
 	})
 }
 
