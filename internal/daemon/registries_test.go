@@ -77,6 +77,11 @@ func TestRegistriesConfDrainsOnlyWhenUnsafe(t *testing.T) {
 	if !strings.Contains(log.String(), drained) {
 		t.Errorf("the agent's log does not say why it drained (want %s):\n%s", drained, log.String())
 	}
+	// The drained update is planned again on each wake while it waits for the drain; it is
+	// logged once.
+	if got := strings.Count(log.String(), `to=`+r2+` actions=`); got != 1 {
+		t.Errorf("the update to %s was logged as planned %d times, want 1:\n%s", r2, got, log.String())
+	}
 	if got := ag.reboots.Load(); got != 0 {
 		t.Errorf("%d reboots for registries.conf changes, want 0", got)
 	}

@@ -61,6 +61,9 @@ type session struct {
 	committedKnown bool
 	// status is the MachineConfigNode report (nodestatus.go).
 	status statusReport
+	// plannedUpdate is the "current→desired" update last logged as planned: an update waiting
+	// for its drain is planned again on every wake, and one log line per update is enough.
+	plannedUpdate string
 	// etcdIndex is the machine's etcd member index (nil: none), once etcdIndexRead.
 	etcdIndex     *int
 	etcdIndexRead bool

@@ -86,8 +86,11 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 		return err
 	}
 	pl := plan.Compute(diff, policies)
-	a.opts.Log.Info("planned the update", "node", a.opts.NodeName, "from", current, "to", desired,
-		"actions", pl.String(), "drain", pl.NeedsDrain(), "drainReason", pl.DrainReason())
+	if update := current + "→" + desired; a.s.plannedUpdate != update {
+		a.s.plannedUpdate = update
+		a.opts.Log.Info("planned the update", "node", a.opts.NodeName, "from", current, "to", desired,
+			"actions", pl.String(), "drain", pl.NeedsDrain(), "drainReason", pl.DrainReason())
+	}
 	a.publishStep(ctx, machineconfignode.Step{Kind: machineconfignode.Prepared, Current: current, Desired: desired,
 		Actions: pl.String(), Drain: pl.NeedsDrain()})
 	if pl.NeedsDrain() {
