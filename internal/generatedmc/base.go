@@ -25,7 +25,7 @@ type Base struct {
 }
 
 // FindBase returns path as the pool's render would leave it without any generated
-// MachineConfig (IsGenerated): on OpenShift the template's 01-<role>-container-runtime or
+// MachineConfig (isGenerated): on OpenShift the template's 01-<role>-container-runtime or
 // 00-<role>; elsewhere a MachineConfig the admin or installer provides. When none writes it,
 // def, named defaultSource. A pool without a machineConfigSelector renders nothing, so it has
 // def.
@@ -39,7 +39,7 @@ func FindBase(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, path 
 	if err != nil {
 		return Base{}, err
 	}
-	return BaseSearch{Path: path, Default: def, DefaultSource: defaultSource, NotABase: IsGenerated, Parse: parseWriting(path)}.In(selected)
+	return BaseSearch{Path: path, Default: def, DefaultSource: defaultSource, NotABase: isGenerated, Parse: parseWriting(path)}.In(selected)
 }
 
 // BaseSearch is how a generator finds the base of one file it writes; generators differ in
@@ -126,9 +126,9 @@ var generatedOwners = map[string]bool{
 
 var generatedName = regexp.MustCompile(`^[0-9]{2}-(.+)-generated-`)
 
-// IsGenerated reports whether mc is some controller's generated MachineConfig: owned by a kind
+// isGenerated reports whether mc is some controller's generated MachineConfig: owned by a kind
 // that generates them, or named NN-<its role>-generated-... as every one of them is.
-func IsGenerated(mc *mcfgv1.MachineConfig) bool {
+func isGenerated(mc *mcfgv1.MachineConfig) bool {
 	for _, ref := range mc.OwnerReferences {
 		if generatedOwners[ref.Kind] {
 			return true

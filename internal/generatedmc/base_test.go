@@ -105,8 +105,8 @@ func TestIsGenerated(t *testing.T) {
 		mc("01-worker-container-runtime", "worker"):        false,
 		owned: true,
 	} {
-		if IsGenerated(m) != want {
-			t.Errorf("IsGenerated(%s, role %s) = %v", m.Name, m.Labels["machineconfiguration.openshift.io/role"], !want)
+		if isGenerated(m) != want {
+			t.Errorf("isGenerated(%s, role %s) = %v", m.Name, m.Labels["machineconfiguration.openshift.io/role"], !want)
 		}
 	}
 }

@@ -66,9 +66,9 @@ func (n Names) IsName(name string) bool {
 	return ok
 }
 
-// NewestFinalizer returns, among finalizers, pool's name with the largest suffix whose
+// newestFinalizer returns, among finalizers, pool's name with the largest suffix whose
 // MachineConfig exists: the one an object that predates the suffix annotation was writing.
-func (n Names) NewestFinalizer(pool string, finalizers []string, exists func(string) bool) (string, bool) {
+func (n Names) newestFinalizer(pool string, finalizers []string, exists func(string) bool) (string, bool) {
 	best, bestN := "", -1
 	for _, f := range finalizers {
 		suffix, ok := n.SuffixOf(pool, f)
@@ -129,7 +129,7 @@ func (n Names) Pick(pool string, self Claimant, others []Claimant, exists func(s
 	}
 	newest := !slices.ContainsFunc(others, func(o Claimant) bool { return o.Created.After(self.Created) })
 	if !newest {
-		if name, ok := n.NewestFinalizer(pool, self.Finalizers, exists); ok {
+		if name, ok := n.newestFinalizer(pool, self.Finalizers, exists); ok {
 			return name, nil
 		}
 	}

@@ -29,12 +29,12 @@ func TestNames(t *testing.T) {
 		}
 	}
 	exists := map[string]bool{"99-worker-generated-kubelet": true, "99-worker-generated-kubelet-2": true, "99-master-generated-kubelet-8": true}
-	got, ok := KubeletNames.NewestFinalizer("worker", []string{"99-worker-generated-kubelet", "99-worker-generated-kubelet-2",
+	got, ok := KubeletNames.newestFinalizer("worker", []string{"99-worker-generated-kubelet", "99-worker-generated-kubelet-2",
 		"99-worker-generated-kubelet-7", "99-master-generated-kubelet-8", "foreground"}, func(n string) bool { return exists[n] })
 	if !ok || got != "99-worker-generated-kubelet-2" {
-		t.Errorf("NewestFinalizer = %q, %v; want the existing one with the largest suffix", got, ok)
+		t.Errorf("newestFinalizer = %q, %v; want the existing one with the largest suffix", got, ok)
 	}
-	if _, ok := KubeletNames.NewestFinalizer("worker", []string{"99-worker-generated-kubelet-7"}, func(string) bool { return false }); ok {
+	if _, ok := KubeletNames.newestFinalizer("worker", []string{"99-worker-generated-kubelet-7"}, func(string) bool { return false }); ok {
 		t.Error("a finalizer naming a missing MachineConfig counted")
 	}
 }
