@@ -53,8 +53,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("containerruntimeconfig").
 		For(&mcfgv1.ContainerRuntimeConfig{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(all),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(all), builder.WithPredicates(generated.PoolInputChanged())).
 		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(generated.EnqueueForMachineConfig(containerruntime.Kind, containerruntime.StorageConfPath, all))).
 		Complete(r)
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mco-dev/mco/internal/kubeletconfig"
@@ -54,4 +55,38 @@ func TestEnqueue(t *testing.T) {
 
 func request(name string) reconcile.Request {
 	return reconcile.Request{NamespacedName: client.ObjectKey{Name: name}}
+}
+
+// A pool update wakes the generators only when their inputs changed, not for a new rendered config.
+func TestPoolInputChanged(t *testing.T) {
+	base := &mcfgv1.MachineConfigPool{
+		ObjectMeta: metav1.ObjectMeta{Name: "worker", Generation: 1, Labels: map[string]string{"a": "b"}},
+		Spec: mcfgv1.MachineConfigPoolSpec{MachineConfigSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "worker"}},
+			NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/worker": ""}}},
+	}
+	for what, tc := range map[string]struct {
+		edit func(*mcfgv1.MachineConfigPool)
+		want bool
+	}{
+		"new rendered config": {func(p *mcfgv1.MachineConfigPool) { p.Generation++; p.Spec.Configuration.Name = "rendered-worker-2" }, false},
+		"paused":              {func(p *mcfgv1.MachineConfigPool) { p.Generation++; p.Spec.Paused = true }, false},
+		"label":               {func(p *mcfgv1.MachineConfigPool) { p.Labels["custom"] = "" }, true},
+		"machineConfigSelector": {func(p *mcfgv1.MachineConfigPool) {
+			p.Generation++
+			p.Spec.MachineConfigSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"role": "infra"}}
+		}, true},
+		"nodeSelector": {func(p *mcfgv1.MachineConfigPool) {
+			p.Generation++
+			p.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"node-role.kubernetes.io/master": ""}}
+		}, true},
+	} {
+		cur := base.DeepCopy()
+		tc.edit(cur)
+		if got := PoolInputChanged().Update(event.UpdateEvent{ObjectOld: base, ObjectNew: cur}); got != tc.want {
+			t.Errorf("%s: passed = %v, want %v", what, got, tc.want)
+		}
+	}
+	if !PoolInputChanged().Create(event.CreateEvent{Object: base}) || !PoolInputChanged().Delete(event.DeleteEvent{Object: base}) {
+		t.Error("a new or deleted pool must wake the generators")
+	}
 }

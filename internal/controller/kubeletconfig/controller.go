@@ -75,8 +75,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kubeletconfig").
 		For(&mcfgv1.KubeletConfig{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(all),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(all), builder.WithPredicates(generated.PoolInputChanged())).
 		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(generated.EnqueueForMachineConfig(kubeletconfig.KubeletConfigKind, kubeletconfig.KubeletConfPath, all)))
 	if r.Options.ServesAPIServer {
 		b = b.Watches(&configv1.APIServer{}, handler.EnqueueRequestsFromMapFunc(all),
