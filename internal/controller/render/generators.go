@@ -9,10 +9,11 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/mco-dev/mco/internal/generatedmc"
 )
 
 // A KubeletConfig or ContainerRuntimeConfig its controller has not yet processed is about to
@@ -47,7 +48,7 @@ func pendingGenerators(pool *mcfgv1.MachineConfigPool, gens []generator) []gener
 		if g.ObservedGeneration >= g.Generation && !g.Deleting {
 			continue
 		}
-		if !selectsPool(g.PoolSelector, pool) {
+		if !generatedmc.Selects(g.PoolSelector, pool) {
 			continue
 		}
 		pending = append(pending, g)
@@ -59,17 +60,6 @@ func pendingGenerators(pool *mcfgv1.MachineConfigPool, gens []generator) []gener
 		return pending[i].Name < pending[j].Name
 	})
 	return pending
-}
-
-func selectsPool(sel *metav1.LabelSelector, pool *mcfgv1.MachineConfigPool) bool {
-	if sel == nil {
-		return false
-	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil || s.Empty() {
-		return false
-	}
-	return s.Matches(labels.Set(pool.Labels))
 }
 
 // generatorKey identifies one generation of one generator.
@@ -156,7 +146,7 @@ func (r *Reconciler) poolsForGenerator(ctx context.Context, obj client.Object) [
 	}
 	var reqs []reconcile.Request
 	for i := range pools.Items {
-		if selectsPool(sel, &pools.Items[i]) {
+		if generatedmc.Selects(sel, &pools.Items[i]) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: pools.Items[i].Name}})
 		}
 	}
