@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mco-dev/mco/internal/controller/generated"
@@ -81,7 +80,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&apicfgv1.ImageTagMirrorSet{}, handler.EnqueueRequestsFromMapFunc(enqueue)).
 		Watches(&apioperatorsv1alpha1.ImageContentSourcePolicy{}, handler.EnqueueRequestsFromMapFunc(enqueue)).
 		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(enqueue),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+			// Not every generation change: each render bumps it, and a render changes nothing here.
+			builder.WithPredicates(generated.PoolInputChanged())).
 		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(forMachineConfig)).
 		Complete(r)
 }
