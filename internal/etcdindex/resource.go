@@ -5,18 +5,14 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"errors"
-	"fmt"
-	"io"
 	"strings"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"github.com/vincent-petithory/dataurl"
 	"k8s.io/utils/ptr"
-)
 
-// maxDecompressed bounds a gzip-compressed content's size once decompressed, so a small
-// compressed bomb in a MachineConfig cannot exhaust the server's memory.
-const maxDecompressed = 64 << 20
+	"github.com/mco-dev/mco/internal/ignition"
+)
 
 // templateResource executes an inline data: source as a template called name (text/template
 // puts it into its own messages). It reports changed=false for
@@ -26,23 +22,11 @@ func templateResource(name string, r types.Resource, data map[string]any) (types
 	if r.Source == nil || !strings.HasPrefix(*r.Source, "data:") || cannotHoldBraces(*r.Source, r.Compression) {
 		return r, false, nil
 	}
-	u, err := dataurl.DecodeString(*r.Source)
+	in, err := ignition.DecodeInline(*r.Source, r.Compression, ignition.MaxInlineDecompressed)
 	if err != nil {
-		return r, false, fmt.Errorf("bad data URL: %w", err)
+		return r, false, err
 	}
-	gzipped := false
-	if r.Compression != nil && *r.Compression != "" {
-		if *r.Compression != "gzip" {
-			return r, false, fmt.Errorf("unsupported compression %q", *r.Compression)
-		}
-		gzipped = true
-	}
-	content := u.Data
-	if gzipped {
-		if content, err = gunzip(u.Data); err != nil {
-			return r, false, err
-		}
-	}
+	content, gzipped := in.Data, in.Gzipped
 	if !bytes.Contains(content, []byte("{{")) {
 		return r, false, nil
 	}
@@ -64,7 +48,7 @@ func templateResource(name string, r types.Resource, data map[string]any) (types
 			return r, false, err
 		}
 		source = "data:;base64," + base64.StdEncoding.EncodeToString(compressed)
-	case u.Encoding == dataurl.EncodingBase64:
+	case in.Base64:
 		source = "data:;base64," + base64.StdEncoding.EncodeToString(out)
 	default:
 		source = "data:," + dataurl.Escape(out)
@@ -82,21 +66,6 @@ func cannotHoldBraces(source string, compression *string) bool {
 		return false
 	}
 	return !strings.Contains(payload, "{") && !strings.Contains(payload, "%7B") && !strings.Contains(payload, "%7b")
-}
-
-func gunzip(compressed []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(compressed))
-	if err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
-	}
-	out, err := io.ReadAll(io.LimitReader(zr, maxDecompressed+1))
-	if err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
-	}
-	if len(out) > maxDecompressed {
-		return nil, fmt.Errorf("gzip: more than %d MiB decompressed", maxDecompressed>>20)
-	}
-	return out, nil
 }
 
 func gzipBytes(data []byte) ([]byte, error) {

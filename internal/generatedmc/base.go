@@ -2,15 +2,11 @@ package generatedmc
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
-	"strings"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	"github.com/vincent-petithory/dataurl"
 
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
@@ -140,30 +136,9 @@ func isGenerated(mc *mcfgv1.MachineConfig) bool {
 
 // inlineContents decodes an inline Ignition source: controllers never fetch remote ones.
 func inlineContents(source string, compression *string) ([]byte, error) {
-	if !strings.HasPrefix(source, "data:") {
+	in, err := ignition.DecodeInline(source, compression, ignition.MaxConfigSize)
+	if errors.Is(err, ignition.ErrNotInline) {
 		return nil, fmt.Errorf("source %.40q is not inline (a data URL); the controller does not fetch remote contents", source)
 	}
-	url, err := dataurl.DecodeString(source)
-	if err != nil {
-		return nil, fmt.Errorf("decoding the data URL: %w", err)
-	}
-	if compression == nil || *compression == "" {
-		return url.Data, nil
-	}
-	if *compression != "gzip" {
-		return nil, fmt.Errorf("unsupported compression %q", *compression)
-	}
-	r, err := gzip.NewReader(bytes.NewReader(url.Data))
-	if err != nil {
-		return nil, fmt.Errorf("gunzip: %w", err)
-	}
-	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, ignition.MaxConfigSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("gunzip: %w", err)
-	}
-	if len(data) > ignition.MaxConfigSize {
-		return nil, fmt.Errorf("decompresses to more than %d bytes", ignition.MaxConfigSize)
-	}
-	return data, nil
+	return in.Data, err
 }

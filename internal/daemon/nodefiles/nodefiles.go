@@ -6,15 +6,13 @@ package nodefiles
 
 import (
 	"bytes"
-	"compress/gzip"
+	"errors"
 	"fmt"
-	"io"
 	"path"
 	"slices"
 	"strings"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
-	"github.com/vincent-petithory/dataurl"
 
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/protocol"
@@ -188,30 +186,15 @@ func decode(p string, r types.Resource) ([]byte, error) {
 	if r.Source == nil {
 		return nil, nil
 	}
-	src := *r.Source
-	if !strings.HasPrefix(src, "data:") {
-		scheme, _, _ := strings.Cut(src, ":")
+	in, err := ignition.DecodeInline(*r.Source, r.Compression, ignition.MaxInlineDecompressed)
+	if errors.Is(err, ignition.ErrNotInline) {
+		scheme, _, _ := strings.Cut(*r.Source, ":")
 		return nil, fmt.Errorf("file %s: only inline data: sources can be applied on a node, not %s:", p, scheme)
 	}
-	u, err := dataurl.DecodeString(src)
 	if err != nil {
-		return nil, fmt.Errorf("file %s: bad data URL: %w", p, err)
+		return nil, fmt.Errorf("file %s: %w", p, err)
 	}
-	if r.Compression == nil || *r.Compression == "" {
-		return u.Data, nil
-	}
-	if *r.Compression != "gzip" {
-		return nil, fmt.Errorf("file %s: unsupported compression %q", p, *r.Compression)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(u.Data))
-	if err != nil {
-		return nil, fmt.Errorf("file %s: gzip: %w", p, err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("file %s: gzip: %w", p, err)
-	}
-	return data, nil
+	return in.Data, nil
 }
 
 func unitEntries(u types.Unit) []Entry {

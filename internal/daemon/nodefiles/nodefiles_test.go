@@ -1,8 +1,14 @@
 package nodefiles
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"strings"
 	"testing"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/mco-dev/mco/internal/ignition"
 )
@@ -38,5 +44,30 @@ func TestFromConfigRefusesPathsOutsideWhatANodeKeeps(t *testing.T) {
 				t.Errorf("refused config still produced entries: %+v", set.Entries)
 			}
 		})
+	}
+}
+
+// TestFromConfigRefusesACompressionBomb: a small gzip source that decompresses past
+// ignition.MaxInlineDecompressed is refused, naming the file, instead of filling the agent's
+// memory.
+func TestFromConfigRefusesACompressionBomb(t *testing.T) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zw.Write(make([]byte, ignition.MaxInlineDecompressed+1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var cfg ignition.Config
+	cfg.Storage.Files = []types.File{{Node: types.Node{Path: "/etc/bomb"}, FileEmbedded1: types.FileEmbedded1{Contents: types.Resource{
+		Source:      ptr.To("data:;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())),
+		Compression: ptr.To("gzip"),
+	}}}}
+	if _, err := FromConfig(cfg); err == nil || !strings.Contains(err.Error(), "file /etc/bomb: gzip: decompresses to more than") {
+		t.Fatalf("error %v", err)
 	}
 }
