@@ -10,7 +10,6 @@ import (
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -71,7 +70,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	var kinds servedKinds
 	if opts.BootImages != nil {
-		if kinds.machineSets, err = servesKind(mapper, machinev1beta1.GroupVersion.WithKind("MachineSet")); err != nil {
+		if kinds.machineSets, err = scheme.Serves(mapper, machinev1beta1.GroupVersion.WithKind("MachineSet")); err != nil {
 			return nil, fmt.Errorf("creating controller manager: %w", err)
 		}
 	}
@@ -84,7 +83,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	// Where the cluster serves APIServers (OpenShift), generated kubelet configurations follow
 	// the TLS profile of APIServer cluster; elsewhere nothing watches the kind.
-	if kinds.apiServers, err = servesKind(mapper, configv1.GroupVersion.WithKind("APIServer")); err != nil {
+	if kinds.apiServers, err = scheme.Serves(mapper, configv1.GroupVersion.WithKind("APIServer")); err != nil {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -271,15 +270,4 @@ func cacheOptions(opts Options, kinds servedKinds) cache.Options {
 		return cache.Options{}
 	}
 	return cache.Options{ByObject: byObject}
-}
-
-// servesKind asks the REST mapper whether the cluster serves gvk's kind: a cluster without the
-// Machine API has no MachineSet kind (the boot image controller is then not started; see its
-// SetupWithManager), plain Kubernetes no APIServer.
-func servesKind(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (bool, error) {
-	_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		return false, nil
-	}
-	return err == nil, err
 }

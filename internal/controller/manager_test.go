@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
@@ -33,18 +32,5 @@ func TestCacheOptionsMachineSets(t *testing.T) {
 	}
 	if got := machineSetNamespaces(cacheOptions(Options{}, servedKinds{machineSets: true})); got != nil {
 		t.Errorf("boot image controller off, but the cache configures MachineSets in %v", got)
-	}
-}
-
-func TestServesKind(t *testing.T) {
-	machineSet := machinev1beta1.GroupVersion.WithKind("MachineSet")
-	empty := meta.NewDefaultRESTMapper(nil)
-	if ok, err := servesKind(empty, machineSet); ok || err != nil {
-		t.Errorf("no MachineSet kind: got %v, %v; want false, nil", ok, err)
-	}
-	served := meta.NewDefaultRESTMapper(nil)
-	served.Add(machineSet, meta.RESTScopeNamespace)
-	if ok, err := servesKind(served, machineSet); !ok || err != nil {
-		t.Errorf("MachineSet kind mapped: got %v, %v; want true, nil", ok, err)
 	}
 }

@@ -3,6 +3,7 @@ package bootimage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
@@ -10,8 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/bootimage"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/scheme"
 )
 
 // Event reasons.
@@ -51,8 +51,11 @@ var clusterRequest = []reconcile.Request{{NamespacedName: client.ObjectKey{Name:
 // A cluster without the Machine API (no MachineSet CRD) has nothing to manage: the controller
 // is then not started rather than failing the whole manager.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	gk := schema.GroupKind{Group: machinev1beta1.GroupName, Kind: "MachineSet"}
-	if _, err := mgr.GetRESTMapper().RESTMapping(gk, machinev1beta1.GroupVersion.Version); meta.IsNoMatchError(err) {
+	served, err := scheme.Serves(mgr.GetRESTMapper(), machinev1beta1.GroupVersion.WithKind("MachineSet"))
+	if err != nil {
+		return fmt.Errorf("asking whether the cluster serves MachineSets: %w", err)
+	}
+	if !served {
 		mgr.GetLogger().Info("MachineSets are not served by this cluster; boot image controller not started")
 		return nil
 	}

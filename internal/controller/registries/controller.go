@@ -23,6 +23,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/controller/generated"
 	"github.com/mco-dev/mco/internal/registries"
+	"github.com/mco-dev/mco/internal/scheme"
 )
 
 // Event reasons.
@@ -66,13 +67,11 @@ func enqueue(context.Context, client.Object) []reconcile.Request { return []reco
 // SetupWithManager watches every input and the generated MachineConfigs (a hand edit or
 // deletion is put back); a MachineConfig writing registries.conf or policy.json may be a base.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	_, err := mgr.GetRESTMapper().RESTMapping(apicfgv1.GroupVersion.WithKind("ClusterVersion").GroupKind(), apicfgv1.GroupVersion.Version)
-	switch {
-	case err == nil:
-		r.clusterVersions = true
-	case !meta.IsNoMatchError(err):
+	served, err := scheme.Serves(mgr.GetRESTMapper(), apicfgv1.GroupVersion.WithKind("ClusterVersion"))
+	if err != nil {
 		return fmt.Errorf("asking whether the cluster serves ClusterVersions: %w", err)
 	}
+	r.clusterVersions = served
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("registries").
 		Watches(&apicfgv1.Image{}, handler.EnqueueRequestsFromMapFunc(enqueue)).
