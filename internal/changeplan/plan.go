@@ -105,22 +105,49 @@ func Compute(in Input) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	oldIgn, err := ignition.Parse(in.Current.Spec.Config.Raw)
+	p, err := compare(in.Pool.Name, in.Current, res.Config, res.Ignition, in.Policies)
 	if err != nil {
-		return nil, fmt.Errorf("current rendered config %s: spec.config: %w", in.Current.Name, err)
+		return nil, err
 	}
-	diff := plan.DiffParsed(in.Current.Spec, res.Config.Spec, oldIgn, res.Ignition)
-	agent := plan.Compute(diff, in.Policies)
+	for _, src := range res.Sources {
+		p.Sources = append(p.Sources, src.Name)
+	}
+	p.Summary = summary(p)
+	return p, nil
+}
+
+// Between plans a node of pool moving from one rendered config to another, both already
+// rendered (e.g. a paused pool's status.configuration and spec.configuration).
+func Between(pool string, current, next *mcfgv1.MachineConfig, policies plan.Policies) (*Plan, error) {
+	if current == nil || next == nil {
+		return nil, fmt.Errorf("changeplan: both rendered configs are needed")
+	}
+	newIgn, err := ignition.Parse(next.Spec.Config.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("rendered config %s: spec.config: %w", next.Name, err)
+	}
+	p, err := compare(pool, current, next, newIgn, policies)
+	if err != nil {
+		return nil, err
+	}
+	p.Summary = summary(p)
+	return p, nil
+}
+
+func compare(pool string, current, next *mcfgv1.MachineConfig, newIgn ignition.Config, policies plan.Policies) (*Plan, error) {
+	oldIgn, err := ignition.Parse(current.Spec.Config.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("current rendered config %s: spec.config: %w", current.Name, err)
+	}
+	diff := plan.DiffParsed(current.Spec, next.Spec, oldIgn, newIgn)
+	agent := plan.Compute(diff, policies)
 
 	out := &Plan{
-		Pool:     in.Pool.Name,
-		Current:  in.Current.Name,
-		Rendered: res.Config.Name,
+		Pool:     pool,
+		Current:  current.Name,
+		Rendered: next.Name,
 		Drain:    agent.NeedsDrain(),
 		Reboot:   agent.NeedsReboot(),
-	}
-	for _, s := range res.Sources {
-		out.Sources = append(out.Sources, s.Name)
 	}
 	for _, a := range agent.Actions {
 		out.Actions = append(out.Actions, a.String())
@@ -130,14 +157,14 @@ func Compute(in Input) (*Plan, error) {
 	}
 	if diff.KernelArguments {
 		// One argument per element, as the agent stages them: an entry may hold several.
-		staged := osimage.ChangeBetween(in.Current.Spec, res.Config.Spec)
+		staged := osimage.ChangeBetween(current.Spec, next.Spec)
 		out.KernelArguments = kernelArguments(staged.OldKernelArgs, staged.NewKernelArgs)
 	}
-	out.Fields = fieldChanges(in.Current.Spec, res.Config.Spec, diff)
+	out.Fields = fieldChanges(current.Spec, next.Spec, diff)
 	out.SSHKeysChanged, out.PasswordChanged = diff.SSHKeys, diff.Password
-	out.Files = fileChanges(oldIgn, res.Ignition, diff.Files)
-	out.Units = unitChanges(oldIgn, res.Ignition, diff.Units)
-	for _, v := range render.CheckReconcilable(oldIgn, res.Ignition, in.Current.Spec.FIPS, res.Config.Spec.FIPS) {
+	out.Files = fileChanges(oldIgn, newIgn, diff.Files)
+	out.Units = unitChanges(oldIgn, newIgn, diff.Units)
+	for _, v := range render.CheckReconcilable(oldIgn, newIgn, current.Spec.FIPS, next.Spec.FIPS) {
 		out.Unreconcilable = append(out.Unreconcilable, v.String())
 	}
 	out.Disruption = disruption(agent)
@@ -145,7 +172,6 @@ func Compute(in Input) (*Plan, error) {
 		// Nothing reaches the nodes: the pool degrades instead. "none" would read as safe.
 		out.Disruption = "refused"
 	}
-	out.Summary = summary(out)
 	return out, nil
 }
 
@@ -221,7 +247,11 @@ func summary(p *Plan) string {
 	for _, f := range p.Fields {
 		parts = append(parts, f.Field)
 	}
-	return fmt.Sprintf("%s → %s from %d MachineConfigs; changes %s", p.Current, p.Rendered, len(p.Sources), strings.Join(parts, ", "))
+	from := ""
+	if len(p.Sources) > 0 {
+		from = fmt.Sprintf(" from %d MachineConfigs", len(p.Sources))
+	}
+	return fmt.Sprintf("%s → %s%s; changes %s", p.Current, p.Rendered, from, strings.Join(parts, ", "))
 }
 
 func count(n int, noun string) string {

@@ -341,3 +341,36 @@ func TestFieldChangesFollowTheAgentsDiff(t *testing.T) {
 		t.Errorf("kernel type change listed as %+v", got)
 	}
 }
+
+// Between compares two rendered configs directly, as the paused-pool condition does; it must
+// agree with Compute rendering the same change.
+func TestBetweenAgreesWithCompute(t *testing.T) {
+	pool, _ := pools.Builtin("worker")
+	before := mc(t, "00-worker", files(file("/etc/motd", "hello\n")))
+	after := mc(t, "00-worker", files(file("/etc/motd", "hello again\n")), "audit=1")
+	opts := render.Options{}
+	cur, err := render.Render(pool, []*mcfgv1.MachineConfig{before}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := render.Render(pool, []*mcfgv1.MachineConfig{after}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaRender, err := Compute(Input{Pool: pool, Current: cur.Config, MachineConfigs: []*mcfgv1.MachineConfig{after}, Policies: plan.DefaultPolicies()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := Between("worker", cur.Config, next.Config, plan.DefaultPolicies())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if direct.Disruption != "drain+reboot" || direct.Disruption != viaRender.Disruption ||
+		!slices.Equal(changeNames(direct.Files), changeNames(viaRender.Files)) || direct.KernelArguments == nil ||
+		direct.Rendered != viaRender.Rendered {
+		t.Fatalf("Between %+v\nCompute %+v", direct, viaRender)
+	}
+	if strings.Contains(direct.Summary, "from 0") {
+		t.Errorf("summary names sources it does not have: %q", direct.Summary)
+	}
+}

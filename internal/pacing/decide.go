@@ -22,8 +22,6 @@ const (
 type NodeState struct {
 	Name     string
 	Progress Progress
-	// FinishedAt is when an Updated node reached the target.
-	FinishedAt time.Time
 	// NotReady is true when the node's Ready condition is not True, since NotReadySince (zero when unknown).
 	NotReady      bool
 	NotReadySince time.Time
@@ -36,6 +34,9 @@ type State struct {
 	Nodes []NodeState
 	// Batch is the number of batches started for the current target (status.batch).
 	Batch int
+	// BatchFinishedAt is when the controller first saw every started node updated
+	// (status.pools[].batchFinishedAt); zero while a batch runs or before the first.
+	BatchFinishedAt time.Time
 	// ResumedAt is the explicit resume marker (rolloutv1.ResumeAnnotation); zero when none.
 	ResumedAt time.Time
 }
@@ -47,8 +48,11 @@ type Decision struct {
 	Start int
 	// Batch is the status.batch to record (before any node is started, so a restart cannot
 	// count a batch twice).
-	Batch  int
-	Phase  rolloutv1.Phase
+	Batch int
+	// BatchFinishedAt is the status.pools[].batchFinishedAt to record: now when this decision
+	// is the first to see the batch finished, zero once a new batch starts.
+	BatchFinishedAt time.Time
+	Phase           rolloutv1.Phase
 	Reason string
 	// RequeueAfter, when not 0, is when to decide again even if nothing changes (a soak ends,
 	// a window opens or closes). Node and pod changes wake the controller anyway.
@@ -64,21 +68,25 @@ type Decision struct {
 // inside a maintenance window.
 func Decide(p Policy, s State, now time.Time) Decision {
 	var updated, updating, pending int
-	var lastFinish time.Time
 	for _, n := range s.Nodes {
 		switch n.Progress {
 		case Updated:
 			updated++
-			if n.FinishedAt.After(lastFinish) {
-				lastFinish = n.FinishedAt
-			}
 		case Updating:
 			updating++
 		default:
 			pending++
 		}
 	}
-	d := Decision{Batch: s.Batch, NodesDone: updated, NodesRemaining: updating + pending}
+	// The soak counts from when the batch was first seen finished; a restart keeps that time
+	// because it is recorded in status.
+	lastFinish := s.BatchFinishedAt
+	if updating > 0 || updated == 0 {
+		lastFinish = time.Time{}
+	} else if lastFinish.IsZero() {
+		lastFinish = now
+	}
+	d := Decision{Batch: s.Batch, BatchFinishedAt: lastFinish, NodesDone: updated, NodesRemaining: updating + pending}
 	total := len(s.Nodes)
 	stillUpdating := ""
 	if updating > 0 {
@@ -154,6 +162,9 @@ func Decide(p Policy, s State, now time.Time) Decision {
 		d.RequeueAfter = until.Sub(now)
 	}
 	d.Start, d.Batch, d.Phase = want, batch, phase
+	if want > 0 {
+		d.BatchFinishedAt = time.Time{}
+	}
 	if phase == rolloutv1.PhaseCanary {
 		d.Reason = fmt.Sprintf("canary: starting %s", nodes(want))
 	} else {

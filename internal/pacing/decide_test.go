@@ -15,15 +15,11 @@ import (
 // The fake clock: every case decides at a fixed instant, a Saturday 14:00 UTC unless it says otherwise.
 const now0 = "2026-06-13T14:00:00Z"
 
-func pool(updated, updating, pending int, finished time.Time) []NodeState {
+func pool(updated, updating, pending int) []NodeState {
 	var ns []NodeState
 	add := func(n int, p Progress) {
 		for range n {
-			s := NodeState{Name: fmt.Sprintf("w-%d", len(ns)+1), Progress: p}
-			if p == Updated {
-				s.FinishedAt = finished
-			}
-			ns = append(ns, s)
+			ns = append(ns, NodeState{Name: fmt.Sprintf("w-%d", len(ns)+1), Progress: p})
 		}
 	}
 	add(updated, Updated)
@@ -81,80 +77,80 @@ func TestDecide(t *testing.T) {
 	}{
 		{name: "zero nodes", spec: canary(intstr.FromInt32(1)),
 			want: Decision{Phase: rolloutv1.PhaseIdle}, reason: "pool has no nodes"},
-		{name: "all updated", state: State{Nodes: pool(3, 0, 0, ago(time.Hour)), Batch: 2},
+		{name: "all updated", state: State{Nodes: pool(3, 0, 0), BatchFinishedAt: ago(time.Hour), Batch: 2},
 			want: Decision{Phase: rolloutv1.PhaseDone, Batch: 2, NodesDone: 3}, reason: "all 3 nodes updated"},
-		{name: "no pacing: everything may start", state: State{Nodes: pool(0, 1, 4, time.Time{})},
+		{name: "no pacing: everything may start", state: State{Nodes: pool(0, 1, 4)},
 			want:   Decision{Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, NodesRemaining: 5},
 			reason: "batch 1: up to 4 nodes may start; 1 node still updating"},
-		{name: "canary starts", spec: canary(intstr.FromInt32(1)), state: State{Nodes: pool(0, 0, 5, time.Time{})},
+		{name: "canary starts", spec: canary(intstr.FromInt32(1)), state: State{Nodes: pool(0, 0, 5)},
 			want: Decision{Start: 1, Batch: 1, Phase: rolloutv1.PhaseCanary, NodesRemaining: 5}, reason: "canary: starting 1 node"},
-		{name: "canary percent rounds up", spec: canary(intstr.FromString("15%")), state: State{Nodes: pool(0, 0, 10, time.Time{})},
+		{name: "canary percent rounds up", spec: canary(intstr.FromString("15%")), state: State{Nodes: pool(0, 0, 10)},
 			want: Decision{Start: 2, Batch: 1, Phase: rolloutv1.PhaseCanary, NodesRemaining: 10}, reason: "canary: starting 2 nodes"},
-		{name: "canary tops up what maxUnavailable held back", spec: canary(intstr.FromInt32(3)), state: State{Nodes: pool(0, 2, 8, time.Time{}), Batch: 1},
+		{name: "canary tops up what maxUnavailable held back", spec: canary(intstr.FromInt32(3)), state: State{Nodes: pool(0, 2, 8), Batch: 1},
 			want: Decision{Start: 1, Batch: 1, Phase: rolloutv1.PhaseCanary, NodesRemaining: 10}, reason: "canary: starting 1 node; 2 nodes still updating"},
-		{name: "canary updating", spec: canary(intstr.FromInt32(1)), state: State{Nodes: pool(0, 1, 4, time.Time{}), Batch: 1},
+		{name: "canary updating", spec: canary(intstr.FromInt32(1)), state: State{Nodes: pool(0, 1, 4), Batch: 1},
 			want: Decision{Batch: 1, Phase: rolloutv1.PhaseCanary, NodesRemaining: 5}, reason: "canary: 0/1 updated; 1 node still updating"},
-		{name: "canary done, soaking", spec: soak(30*time.Minute, canary(intstr.FromInt32(1))), state: State{Nodes: pool(1, 0, 4, ago(18*time.Minute)), Batch: 1},
+		{name: "canary done, soaking", spec: soak(30*time.Minute, canary(intstr.FromInt32(1))), state: State{Nodes: pool(1, 0, 4), BatchFinishedAt: ago(18*time.Minute), Batch: 1},
 			want:   Decision{Batch: 1, Phase: rolloutv1.PhaseCanary, RequeueAfter: 12 * time.Minute, NodesDone: 1, NodesRemaining: 4},
 			reason: "canary done: waiting for `mco rollout resume` or soak (12m left)"},
-		{name: "canary done without soak waits for resume only", spec: canary(intstr.FromInt32(1)), state: State{Nodes: pool(1, 0, 4, ago(5*time.Hour)), Batch: 1},
+		{name: "canary done without soak waits for resume only", spec: canary(intstr.FromInt32(1)), state: State{Nodes: pool(1, 0, 4), BatchFinishedAt: ago(5*time.Hour), Batch: 1},
 			want:   Decision{Batch: 1, Phase: rolloutv1.PhaseCanary, NodesDone: 1, NodesRemaining: 4},
 			reason: "canary done: waiting for `mco rollout resume`"},
 		{name: "resume ends the canary hold", spec: soak(30*time.Minute, canary(intstr.FromInt32(1))),
-			state: State{Nodes: pool(1, 0, 4, ago(18*time.Minute)), Batch: 1, ResumedAt: ago(time.Minute)},
+			state: State{Nodes: pool(1, 0, 4), BatchFinishedAt: ago(18*time.Minute), Batch: 1, ResumedAt: ago(time.Minute)},
 			want:  Decision{Start: 4, Batch: 2, Phase: rolloutv1.PhaseProgressing, NodesDone: 1, NodesRemaining: 4}, reason: "batch 2: up to 4 nodes may start"},
 		{name: "a resume from before the canary finished is spent", spec: canary(intstr.FromInt32(1)),
-			state: State{Nodes: pool(1, 0, 4, ago(18*time.Minute)), Batch: 1, ResumedAt: ago(time.Hour)},
+			state: State{Nodes: pool(1, 0, 4), BatchFinishedAt: ago(18*time.Minute), Batch: 1, ResumedAt: ago(time.Hour)},
 			want:  Decision{Batch: 1, Phase: rolloutv1.PhaseCanary, NodesDone: 1, NodesRemaining: 4}, reason: "canary done: waiting for `mco rollout resume`"},
-		{name: "canary soak passed healthy", spec: soak(30*time.Minute, canary(intstr.FromInt32(1))), state: State{Nodes: pool(1, 0, 4, ago(30*time.Minute)), Batch: 1},
+		{name: "canary soak passed healthy", spec: soak(30*time.Minute, canary(intstr.FromInt32(1))), state: State{Nodes: pool(1, 0, 4), BatchFinishedAt: ago(30*time.Minute), Batch: 1},
 			want: Decision{Start: 4, Batch: 2, Phase: rolloutv1.PhaseProgressing, NodesDone: 1, NodesRemaining: 4}, reason: "batch 2: up to 4 nodes may start"},
-		{name: "batch updating: no new starts", spec: soak(30 * time.Minute), state: State{Nodes: pool(1, 2, 4, ago(time.Hour)), Batch: 2},
+		{name: "batch updating: no new starts", spec: soak(30 * time.Minute), state: State{Nodes: pool(1, 2, 4), BatchFinishedAt: ago(time.Hour), Batch: 2},
 			want: Decision{Batch: 2, Phase: rolloutv1.PhaseProgressing, NodesDone: 1, NodesRemaining: 6}, reason: "batch 2: 2 nodes still updating"},
-		{name: "soaking batch", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4, ago(25*time.Minute)), Batch: 2},
+		{name: "soaking batch", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4), BatchFinishedAt: ago(25*time.Minute), Batch: 2},
 			want:   Decision{Batch: 2, Phase: rolloutv1.PhaseSoaking, RequeueAfter: 5 * time.Minute, NodesDone: 3, NodesRemaining: 4},
 			reason: "soaking batch 2 until 14:05; 3/7 updated"},
-		{name: "resume ends a soak", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4, ago(25*time.Minute)), Batch: 2, ResumedAt: base},
+		{name: "resume ends a soak", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4), BatchFinishedAt: ago(25*time.Minute), Batch: 2, ResumedAt: base},
 			want: Decision{Start: 4, Batch: 3, Phase: rolloutv1.PhaseProgressing, NodesDone: 3, NodesRemaining: 4}, reason: "batch 3: up to 4 nodes may start"},
-		{name: "soak passed healthy: next batch", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4, ago(31*time.Minute)), Batch: 2},
+		{name: "soak passed healthy: next batch", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4), BatchFinishedAt: ago(31*time.Minute), Batch: 2},
 			want: Decision{Start: 4, Batch: 3, Phase: rolloutv1.PhaseProgressing, NodesDone: 3, NodesRemaining: 4}, reason: "batch 3: up to 4 nodes may start"},
-		{name: "gate: updated node not Ready pauses, naming it", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4, ago(31*time.Minute)), Batch: 2},
+		{name: "gate: updated node not Ready pauses, naming it", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4), BatchFinishedAt: ago(31*time.Minute), Batch: 2},
 			edit: func(ns []NodeState) { ns[2].NotReady, ns[2].NotReadySince = true, ago(2*time.Minute) },
 			want: Decision{Batch: 2, Phase: rolloutv1.PhasePaused, NodesDone: 3, NodesRemaining: 4}, reason: "paused: node w-3 not Ready since 13:58"},
-		{name: "gate: started nodes still finish while paused", state: State{Nodes: pool(2, 1, 4, ago(time.Hour)), Batch: 1},
+		{name: "gate: started nodes still finish while paused", state: State{Nodes: pool(2, 1, 4), BatchFinishedAt: ago(time.Hour), Batch: 1},
 			edit:   func(ns []NodeState) { ns[0].NotReady, ns[1].NotReady = true, true },
 			want:   Decision{Batch: 1, Phase: rolloutv1.PhasePaused, NodesDone: 2, NodesRemaining: 5},
 			reason: "paused: node w-1 not Ready (and 1 more); 1 node still updating"},
-		{name: "gate: DaemonSet pod not Ready", state: State{Nodes: pool(2, 0, 4, ago(time.Hour)), Batch: 1},
+		{name: "gate: DaemonSet pod not Ready", state: State{Nodes: pool(2, 0, 4), BatchFinishedAt: ago(time.Hour), Batch: 1},
 			edit: func(ns []NodeState) {
 				ns[1].UnreadyDaemonSetPods = []string{"openshift-sdn/sdn-x", "openshift-dns/dns-default-x"}
 			},
 			want:   Decision{Batch: 1, Phase: rolloutv1.PhasePaused, NodesDone: 2, NodesRemaining: 4},
 			reason: "paused: node w-2 DaemonSet pod openshift-dns/dns-default-x not Ready"},
 		{name: "gate: DaemonSet check off", spec: func(s *rolloutv1.MachineConfigPoolRolloutSpec) { s.HealthGate.DaemonSetPodsReady = &no },
-			state: State{Nodes: pool(2, 0, 4, ago(time.Hour)), Batch: 1},
+			state: State{Nodes: pool(2, 0, 4), BatchFinishedAt: ago(time.Hour), Batch: 1},
 			edit:  func(ns []NodeState) { ns[1].UnreadyDaemonSetPods = []string{"openshift-dns/dns-default-x"} },
 			want:  Decision{Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, NodesDone: 2, NodesRemaining: 4}, reason: "batch 1: up to 4 nodes may start"},
-		{name: "gate: a pending node's health is maxUnavailable's business", state: State{Nodes: pool(2, 0, 4, ago(time.Hour)), Batch: 1},
+		{name: "gate: a pending node's health is maxUnavailable's business", state: State{Nodes: pool(2, 0, 4), BatchFinishedAt: ago(time.Hour), Batch: 1},
 			edit: func(ns []NodeState) { ns[5].NotReady = true },
 			want: Decision{Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, NodesDone: 2, NodesRemaining: 4}, reason: "batch 1: up to 4 nodes may start"},
-		{name: "spec.paused", spec: func(s *rolloutv1.MachineConfigPoolRolloutSpec) { s.Paused = true }, state: State{Nodes: pool(0, 0, 4, time.Time{})},
+		{name: "spec.paused", spec: func(s *rolloutv1.MachineConfigPoolRolloutSpec) { s.Paused = true }, state: State{Nodes: pool(0, 0, 4)},
 			want: Decision{Phase: rolloutv1.PhasePaused, NodesRemaining: 4}, reason: "paused by spec.paused"},
-		{name: "outside window: waits, names it", spec: windows(berlinSat), now: "2026-06-12T20:48:00Z", state: State{Nodes: pool(0, 0, 4, time.Time{})},
+		{name: "outside window: waits, names it", spec: windows(berlinSat), now: "2026-06-12T20:48:00Z", state: State{Nodes: pool(0, 0, 4)},
 			want:   Decision{Phase: rolloutv1.PhaseWaitingForWindow, RequeueAfter: 3*time.Hour + 12*time.Minute, NextWindowStart: mustTime("2026-06-13T00:00:00Z"), NodesRemaining: 4},
 			reason: "waiting for window Sat 02:00 Europe/Berlin (in 3h12m)"},
-		{name: "outside window: started nodes finish", spec: windows(berlinSat), state: State{Nodes: pool(1, 2, 4, ago(time.Hour)), Batch: 1},
+		{name: "outside window: started nodes finish", spec: windows(berlinSat), state: State{Nodes: pool(1, 2, 4), BatchFinishedAt: ago(time.Hour), Batch: 1},
 			want:   Decision{Batch: 1, Phase: rolloutv1.PhaseWaitingForWindow, RequeueAfter: 6*24*time.Hour + 10*time.Hour, NextWindowStart: mustTime("2026-06-20T00:00:00Z"), NodesDone: 1, NodesRemaining: 6},
 			reason: "waiting for window Sat 02:00 Europe/Berlin (in 6d10h0m); 2 nodes still updating"},
-		{name: "outside window: canary waits too", spec: soak(time.Hour, canary(intstr.FromInt32(1)), windows(berlinSat)), state: State{Nodes: pool(0, 0, 4, time.Time{})},
+		{name: "outside window: canary waits too", spec: soak(time.Hour, canary(intstr.FromInt32(1)), windows(berlinSat)), state: State{Nodes: pool(0, 0, 4)},
 			want:   Decision{Phase: rolloutv1.PhaseWaitingForWindow, RequeueAfter: 6*24*time.Hour + 10*time.Hour, NextWindowStart: mustTime("2026-06-20T00:00:00Z"), NodesRemaining: 4},
 			reason: "waiting for window Sat 02:00 Europe/Berlin (in 6d10h0m)"},
-		{name: "inside window: starts, looks again at its end", spec: windows(berlinSat), now: "2026-06-13T01:00:00Z", state: State{Nodes: pool(0, 0, 4, time.Time{})},
+		{name: "inside window: starts, looks again at its end", spec: windows(berlinSat), now: "2026-06-13T01:00:00Z", state: State{Nodes: pool(0, 0, 4)},
 			want: Decision{Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, RequeueAfter: 3 * time.Hour, NodesRemaining: 4}, reason: "batch 1: up to 4 nodes may start"},
-		{name: "window crossing midnight, after midnight", spec: windows(friNight), now: "2026-06-13T01:30:00Z", state: State{Nodes: pool(0, 0, 4, time.Time{})},
+		{name: "window crossing midnight, after midnight", spec: windows(friNight), now: "2026-06-13T01:30:00Z", state: State{Nodes: pool(0, 0, 4)},
 			want: Decision{Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, RequeueAfter: 30 * time.Minute, NodesRemaining: 4}, reason: "batch 1: up to 4 nodes may start"},
-		{name: "window on the spring-forward night closes at 05:00 CEST", spec: windows(springEnd), now: "2026-03-29T02:30:00Z", state: State{Nodes: pool(0, 0, 4, time.Time{})},
+		{name: "window on the spring-forward night closes at 05:00 CEST", spec: windows(springEnd), now: "2026-03-29T02:30:00Z", state: State{Nodes: pool(0, 0, 4)},
 			want: Decision{Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, RequeueAfter: 30 * time.Minute, NodesRemaining: 4}, reason: "batch 1: up to 4 nodes may start"},
-		{name: "after the spring-forward window, the next is a CEST week later", spec: windows(springEnd), now: "2026-03-29T03:00:00Z", state: State{Nodes: pool(0, 0, 4, time.Time{})},
+		{name: "after the spring-forward window, the next is a CEST week later", spec: windows(springEnd), now: "2026-03-29T03:00:00Z", state: State{Nodes: pool(0, 0, 4)},
 			want:   Decision{Phase: rolloutv1.PhaseWaitingForWindow, RequeueAfter: 7*24*time.Hour - 4*time.Hour, NextWindowStart: mustTime("2026-04-04T23:00:00Z"), NodesRemaining: 4},
 			reason: "waiting for window Sun 01:00 Europe/Berlin (in 6d20h0m)"},
 	}
@@ -176,6 +172,10 @@ func TestDecide(t *testing.T) {
 				t.Errorf("next window %v, want %v", got.NextWindowStart, c.want.NextWindowStart)
 			}
 			got.NextWindowStart, c.want.NextWindowStart = time.Time{}, time.Time{}
+			if want := wantBatchFinishedAt(c.state, got.Start, now); !got.BatchFinishedAt.Equal(want) {
+				t.Errorf("batchFinishedAt %v, want %v", got.BatchFinishedAt, want)
+			}
+			got.BatchFinishedAt = time.Time{}
 			if got != c.want {
 				t.Errorf("decision\n got %+v\nwant %+v", got, c.want)
 			}
@@ -188,7 +188,7 @@ func TestDecide(t *testing.T) {
 func TestDecideWalk(t *testing.T) {
 	p := policy(t, soak(10*time.Minute, canary(intstr.FromInt32(1))))
 	now := mustTime(now0)
-	st := State{Nodes: pool(0, 0, 5, time.Time{})}
+	st := State{Nodes: pool(0, 0, 5)}
 	var phases []string
 	for step := 0; step < 20; step++ {
 		d := Decide(p, st, now)
@@ -196,12 +196,12 @@ func TestDecideWalk(t *testing.T) {
 		if d.Phase == rolloutv1.PhaseDone {
 			break
 		}
-		st.Batch = d.Batch
+		st.Batch, st.BatchFinishedAt = d.Batch, d.BatchFinishedAt
 		started := 0
 		for i := range st.Nodes {
 			switch {
 			case st.Nodes[i].Progress == Updating:
-				st.Nodes[i].Progress, st.Nodes[i].FinishedAt = Updated, now
+				st.Nodes[i].Progress = Updated
 			case st.Nodes[i].Progress == Pending && started < min(d.Start, 2): // maxUnavailable 2
 				st.Nodes[i].Progress = Updating
 				started++
@@ -217,6 +217,40 @@ func TestDecideWalk(t *testing.T) {
 	want := "Canary Canary Canary Progressing Progressing Soaking Progressing Progressing Done"
 	if got != want {
 		t.Fatalf("phases\n got %s\nwant %s", got, want)
+	}
+}
+
+// wantBatchFinishedAt is the rule for the recorded finish: kept once seen, now when first seen
+// (no node updating, some updated), cleared while a batch runs or when one starts.
+func wantBatchFinishedAt(s State, start int, now time.Time) time.Time {
+	var updated, updating int
+	for _, n := range s.Nodes {
+		switch n.Progress {
+		case Updated:
+			updated++
+		case Updating:
+			updating++
+		}
+	}
+	switch {
+	case start > 0 || updating > 0 || updated == 0:
+		return time.Time{}
+	case s.BatchFinishedAt.IsZero():
+		return now
+	}
+	return s.BatchFinishedAt
+}
+
+func TestBatchFinishFirstSeenStartsTheSoak(t *testing.T) {
+	p := policy(t, soak(30*time.Minute, canary(intstr.FromInt32(1))))
+	now := mustTime(now0)
+	d := Decide(p, State{Nodes: pool(1, 0, 4), Batch: 1}, now)
+	if !d.BatchFinishedAt.Equal(now) || d.RequeueAfter != 30*time.Minute || d.Start != 0 {
+		t.Fatalf("first sight of a finished canary: %+v", d)
+	}
+	later := Decide(p, State{Nodes: pool(1, 0, 4), Batch: 1, BatchFinishedAt: d.BatchFinishedAt}, now.Add(10*time.Minute))
+	if !later.BatchFinishedAt.Equal(now) || later.RequeueAfter != 20*time.Minute {
+		t.Fatalf("ten minutes on: %+v", later)
 	}
 }
 

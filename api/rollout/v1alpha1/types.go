@@ -16,6 +16,9 @@ const ResumeAnnotation = GroupName + "/resumed-at"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=mcprollout
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Done",type=integer,JSONPath=`.status.nodesDone`
+// +kubebuilder:printcolumn:name="Remaining",type=integer,JSONPath=`.status.nodesRemaining`
+// +kubebuilder:printcolumn:name="Next Window",type=string,JSONPath=`.status.nextWindowStart`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`
 type MachineConfigPoolRollout struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -114,18 +117,57 @@ const (
 	PhaseDone             Phase = "Done"             // every node is on the target
 )
 
-// MachineConfigPoolRolloutStatus is what the controller last decided.
+// MachineConfigPoolRolloutStatus is what the controller last decided, for each selected pool.
 type MachineConfigPoolRolloutStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase and Reason summarise the pools: those of the pool furthest from Done (Paused first,
+	// then WaitingForWindow, Canary, Soaking, Progressing), so one column says why a rollout waits.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
-	// Reason says why the rollout waits, in words ("waiting for window Sat 02:00 Europe/Berlin (in 3h12m)").
+	// Reason says why the rollout waits, in words ("pool worker: waiting for window Sat 02:00
+	// Europe/Berlin (in 3h12m)").
 	// +optional
 	Reason string `json:"reason,omitempty"`
-	// Batch is the number of batches started for the current target (the canary is batch 1).
+	// NextWindowStart is the earliest next window opening among pools waiting for one.
+	// +optional
+	NextWindowStart *metav1.Time `json:"nextWindowStart,omitempty"`
+	// NodesDone and NodesRemaining are summed over the pools.
+	// +optional
+	NodesDone int32 `json:"nodesDone,omitempty"`
+	// +optional
+	NodesRemaining int32 `json:"nodesRemaining,omitempty"`
+	// Pools is the decision for each selected pool.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Pools []PoolRolloutStatus `json:"pools,omitempty"`
+	// Conditions: Valid (the spec compiles and no pool is selected by another policy too).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// PoolRolloutStatus is the pacing of one pool towards one rendered config.
+type PoolRolloutStatus struct {
+	// Name is the MachineConfigPool's name.
+	Name string `json:"name"`
+	// Target is the rendered config the batches count towards; a new target starts at batch 0.
+	// +optional
+	Target string `json:"target,omitempty"`
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Batch is the number of batches started for Target (the canary is batch 1). It is written
+	// before the batch's nodes are started, so a restart never counts a batch twice.
 	// +optional
 	Batch int32 `json:"batch,omitempty"`
+	// BatchFinishedAt is when the controller first saw every started node on Target; the
+	// soak counts from it.
+	// +optional
+	BatchFinishedAt *metav1.Time `json:"batchFinishedAt,omitempty"`
 	// NextWindowStart is when the next maintenance window opens, while waiting for one.
 	// +optional
 	NextWindowStart *metav1.Time `json:"nextWindowStart,omitempty"`
@@ -133,8 +175,4 @@ type MachineConfigPoolRolloutStatus struct {
 	NodesDone int32 `json:"nodesDone,omitempty"`
 	// +optional
 	NodesRemaining int32 `json:"nodesRemaining,omitempty"`
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
