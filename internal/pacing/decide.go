@@ -53,7 +53,7 @@ type Decision struct {
 	// is the first to see the batch finished, zero once a new batch starts.
 	BatchFinishedAt time.Time
 	Phase           rolloutv1.Phase
-	Reason string
+	Reason          string
 	// RequeueAfter, when not 0, is when to decide again even if nothing changes (a soak ends,
 	// a window opens or closes). Node and pod changes wake the controller anyway.
 	RequeueAfter time.Duration
