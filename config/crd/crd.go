@@ -11,6 +11,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	crdmco "github.com/mco-dev/mco/config/crd-mco"
 )
 
 //go:embed *.yaml
@@ -49,4 +51,18 @@ func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		out = append(out, crd)
 	}
 	return out, nil
+}
+
+// Installed is every CRD an install gets: OpenShift's copies (All) and mco's own API groups
+// (config/crd-mco).
+func Installed() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	openshift, err := All()
+	if err != nil {
+		return nil, err
+	}
+	own, err := crdmco.All()
+	if err != nil {
+		return nil, err
+	}
+	return append(openshift, own...), nil
 }

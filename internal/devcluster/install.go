@@ -46,7 +46,7 @@ func writeTokenFile(path, token string) error {
 // made here: mco controller creates them, as on a real install, and the user-data controller
 // writes a pool's pointer config only once its token exists.
 func install(ctx context.Context, c client.Client, certs pki, nodeToken string, customPools []string) error {
-	crds, err := crd.All()
+	crds, err := crd.Installed()
 	if err != nil {
 		return err
 	}

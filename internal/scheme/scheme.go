@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/clientconfig"
 )
 
@@ -33,6 +34,8 @@ func New() *runtime.Scheme {
 	utilruntime.Must(configv1.Install(s))
 	// The legacy ImageContentSourcePolicy.
 	utilruntime.Must(operatorv1alpha1.Install(s))
+	// mco's own: the MachineConfigPoolRollout pacing policy.
+	utilruntime.Must(rolloutv1.AddToScheme(s))
 	return s
 }
 

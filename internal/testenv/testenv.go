@@ -91,8 +91,8 @@ func Start() (*Env, error) {
 			return nil, err
 		}
 	}
-	// The CRDs as every install gets them (config/crd: the copies plus mco's short names).
-	crds, err := crd.All()
+	// The CRDs as every install gets them (config/crd with mco's short names, config/crd-mco).
+	crds, err := crd.Installed()
 	if err != nil {
 		return nil, err
 	}
