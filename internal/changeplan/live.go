@@ -1,0 +1,220 @@
+package changeplan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/render"
+	"github.com/mco-dev/mco/internal/rollout"
+)
+
+// Cluster is what a live plan reads from the cluster.
+type Cluster struct {
+	Pools []*mcfgv1.MachineConfigPool
+	// MachineConfigs are all of them, rendered ones included (the groups' current configs).
+	MachineConfigs []*mcfgv1.MachineConfig
+	Nodes          []*corev1.Node
+	// Policies is plan.PoliciesFrom MachineConfiguration cluster, or the defaults without one.
+	Policies plan.Policies
+}
+
+// Applied is the change: manifests about to be applied with `kubectl apply`.
+type Applied struct {
+	MachineConfigs []*mcfgv1.MachineConfig
+	Pools          []*mcfgv1.MachineConfigPool
+}
+
+// Report is a live plan: every affected pool, and for each group of its nodes the plan.
+type Report struct {
+	Pools []PoolReport `json:"pools"`
+	// Notes are about the whole plan: where render defaults came from, what no client can see.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// PoolReport is one pool after the change.
+type PoolReport struct {
+	Pool string `json:"pool"`
+	// Target is the rendered config the pool targets now (spec.configuration); "" for a new pool.
+	Target string `json:"target"`
+	// Rendered is the pool's new rendered config; equal to Target when the change leaves it.
+	Rendered string   `json:"rendered,omitempty"`
+	Sources  []string `json:"sources,omitempty"`
+	Summary  string   `json:"summary"`
+	Paused   bool     `json:"paused,omitempty"`
+	// Unreconcilable is what the controller refuses to render over Target: the pool would go
+	// RenderDegraded and keep Target instead of moving any node.
+	Unreconcilable []string `json:"unreconcilable,omitempty"`
+	// Error is why the pool does not render after the change (RenderDegraded too).
+	Error  string      `json:"error,omitempty"`
+	Notes  []string    `json:"notes,omitempty"`
+	Groups []NodeGroup `json:"groups"`
+}
+
+// ForceFileNote is said in every live plan: what only the node knows.
+const ForceFileNote = "node-local state is not visible to the cluster: a node with the force file (/run/machine-config-daemon-force) rewrites every file and " +
+	"a node whose agent recorded a reboot it still owes (/run/machine-config-daemon/reboot-pending) reboots, whatever this plan says; " +
+	"and the agent stages only the kernel arguments and OS image its booted system lacks"
+
+// Live plans applied against the cluster: the cluster's MachineConfigs and pools overlaid with
+// the applied ones, each affected pool (or only the pool named) rendered as the render
+// controller would, and each group of its nodes planned from the config it runs. A pool that
+// does not render carries the error in its report; the error returned is for an unknown pool.
+func Live(c Cluster, applied Applied, only string) (*Report, error) {
+	mcs := OverlayMachineConfigs(c.MachineConfigs, applied.MachineConfigs)
+	pools := OverlayPools(c.Pools, applied.Pools)
+	names := Affected(c.Pools, pools, c.MachineConfigs, mcs, applied.MachineConfigs, applied.Pools)
+	if only != "" {
+		if !slices.ContainsFunc(pools, func(p *mcfgv1.MachineConfigPool) bool { return p.Name == only }) {
+			return nil, fmt.Errorf("--pool %s: no MachineConfigPool %q on the cluster or in the manifests", only, only)
+		}
+		names = []string{only}
+	}
+	defaults, notes := InferDefaults(c.Pools, c.MachineConfigs)
+	r := &Report{Notes: append(notes, ForceFileNote), Pools: []PoolReport{}}
+	byName := make(map[string]*mcfgv1.MachineConfig, len(c.MachineConfigs))
+	for _, mc := range c.MachineConfigs {
+		byName[mc.Name] = mc
+	}
+	before := rollout.NewPools(c.Pools)
+	for _, name := range names {
+		i := slices.IndexFunc(pools, func(p *mcfgv1.MachineConfigPool) bool { return p.Name == name })
+		r.Pools = append(r.Pools, planPool(pools[i], pools, mcs, byName, before, c, defaults))
+	}
+	return r, nil
+}
+
+func planPool(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool, mcs []*mcfgv1.MachineConfig,
+	byName map[string]*mcfgv1.MachineConfig, before *rollout.Pools, c Cluster, defaults render.Defaults) PoolReport {
+	target := byName[pool.Spec.Configuration.Name]
+	out := PoolReport{Pool: pool.Name, Target: pool.Spec.Configuration.Name, Paused: pool.Spec.Paused, Groups: []NodeGroup{}}
+	if out.Paused {
+		out.Notes = append(out.Notes, "paused: the controller renders the change but moves no node until the pool is unpaused")
+	}
+	if out.Target != "" && target == nil {
+		out.Notes = append(out.Notes, fmt.Sprintf("the pool's target %s is not on the cluster", out.Target))
+	}
+	res, err := render.Render(pool, mcs, render.Options{Defaults: defaults, ControllerVersion: controllerVersion(target)})
+	if err != nil {
+		out.Error = err.Error()
+		out.Summary = fmt.Sprintf("pool %s does not render after the change; it would keep %s (RenderDegraded)", pool.Name, orNone(out.Target))
+		return out
+	}
+	next := res.Config
+	out.Rendered = next.Name
+	for _, s := range res.Sources {
+		out.Sources = append(out.Sources, s.Name)
+	}
+	out.Summary = fmt.Sprintf("new pool: renders %s from %d MachineConfigs", next.Name, len(out.Sources))
+	if target != nil {
+		p, err := Between(pool.Name, target, next, c.Policies)
+		if err != nil {
+			out.Error = err.Error()
+			return out
+		}
+		p.Sources = out.Sources
+		out.Summary, out.Unreconcilable = summary(p), p.Unreconcilable
+	}
+
+	members, ambiguous := rollout.Members(pool, pools, c.Nodes)
+	for _, a := range ambiguous {
+		out.Notes = append(out.Notes, a.Error())
+	}
+	if len(members) == 0 {
+		out.Notes = append(out.Notes, "no node is in this pool")
+	}
+	out.Groups = GroupNodes(members)
+	for i := range out.Groups {
+		g := &out.Groups[i]
+		for j, n := range g.Nodes {
+			if was, _ := before.PrimaryPool(nodeNamed(members, n.Name)); was != pool.Name {
+				g.Nodes[j].Notes = append(g.Nodes[j].Notes, fmt.Sprintf("joins this pool from %s", orNone(was)))
+			}
+		}
+		current := byName[g.Current]
+		if current == nil {
+			g.Error = fmt.Sprintf("rendered config %s, which these nodes run, is not on the cluster: cannot plan from it", g.Current)
+			continue
+		}
+		p, err := Between(pool.Name, current, next, c.Policies)
+		if err != nil {
+			g.Error = err.Error()
+			continue
+		}
+		g.Plan = p
+	}
+	return out
+}
+
+func nodeNamed(nodes []*corev1.Node, name string) *corev1.Node {
+	for _, n := range nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// ExitCode is what `mco plan` exits with: 2 when a pool does not render, a change is
+// unreconcilable or a group cannot be planned; 1 when a node would be drained or rebooted
+// (a reboot already queued counts); 0 otherwise.
+func (r *Report) ExitCode() int {
+	code := 0
+	for _, p := range r.Pools {
+		if p.Error != "" || len(p.Unreconcilable) > 0 {
+			return 2
+		}
+		for _, g := range p.Groups {
+			if g.Error != "" || (g.Plan != nil && len(g.Plan.Unreconcilable) > 0) {
+				return 2
+			}
+			// A paused pool only postpones the disruption to its unpausing.
+			if g.Plan != nil && g.Plan.Disrupts() {
+				code = 1
+			}
+			for _, n := range g.Nodes {
+				if n.RebootPending {
+					code = 1
+				}
+			}
+		}
+	}
+	return code
+}
+
+// Why says in one line what made ExitCode non-zero.
+func (r *Report) Why() string {
+	var parts []string
+	for _, p := range r.Pools {
+		switch {
+		case p.Error != "":
+			parts = append(parts, fmt.Sprintf("pool %s does not render: %s", p.Pool, p.Error))
+		case len(p.Unreconcilable) > 0:
+			parts = append(parts, fmt.Sprintf("pool %s: the controller would refuse this change: %s", p.Pool, strings.Join(p.Unreconcilable, "; ")))
+		}
+		for _, g := range p.Groups {
+			var who []string
+			for _, n := range g.Nodes {
+				who = append(who, n.Name)
+			}
+			switch {
+			case g.Error != "":
+				parts = append(parts, fmt.Sprintf("pool %s: %s", p.Pool, g.Error))
+			case g.Plan != nil && len(g.Plan.Unreconcilable) > 0:
+				parts = append(parts, fmt.Sprintf("pool %s: nodes on %s would refuse the change: %s", p.Pool, g.Current, strings.Join(g.Plan.Unreconcilable, "; ")))
+			case g.Plan != nil && g.Plan.Disrupts():
+				parts = append(parts, fmt.Sprintf("pool %s: %s would be %s", p.Pool, strings.Join(who, ", "), map[bool]string{true: "drained and rebooted", false: "drained"}[g.Plan.Reboot]))
+			}
+			for _, n := range g.Nodes {
+				if n.RebootPending {
+					parts = append(parts, fmt.Sprintf("pool %s: %s has a reboot pending", p.Pool, n.Name))
+				}
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
