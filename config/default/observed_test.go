@@ -32,6 +32,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	mcc "github.com/mco-dev/mco/internal/controller"
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	clusteroperatorcontroller "github.com/mco-dev/mco/internal/controller/clusteroperator"
@@ -195,7 +196,12 @@ func TestObservedCallsAreListed(t *testing.T) {
 	// install from config/default.
 	pullSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ocNS, Name: "pull-secret"},
 		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}}
-	for _, obj := range []client.Object{pullSecret, machineConfig("00-worker", "")} {
+	// A pacing policy on worker with nothing to hold, so the rollout below also runs the
+	// pacing path (pod informer, policy status writes).
+	policy := &rolloutv1.MachineConfigPoolRollout{ObjectMeta: metav1.ObjectMeta{Name: "workers"},
+		Spec: rolloutv1.MachineConfigPoolRolloutSpec{PoolSelector: &metav1.LabelSelector{
+			MatchLabels: map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": ""}}}}
+	for _, obj := range []client.Object{pullSecret, machineConfig("00-worker", ""), policy} {
 		if err := admin.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
@@ -333,6 +339,19 @@ func TestObservedCallsAreListed(t *testing.T) {
 	if err := admin.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}); err == nil {
 		t.Error("the drain did not evict the workload pod")
 	}
+	t.Run("the pacing policy records the worker rollout under the shipped RBAC", func(t *testing.T) {
+		err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			var got rolloutv1.MachineConfigPoolRollout
+			if err := admin.Get(ctx, client.ObjectKeyFromObject(policy), &got); err != nil {
+				return false, err
+			}
+			e := got.Status.Pools
+			return len(e) == 1 && e[0].Name == "worker" && e[0].Target == second && e[0].Phase == rolloutv1.PhaseDone, nil
+		})
+		if err != nil {
+			t.Fatalf("mcprollout/workers never recorded worker Done on %s: %v", second, err)
+		}
+	})
 	t.Run("a fresh install serves nothing without a token", func(t *testing.T) {
 		checkServesOnlyWithToken(ctx, t, admin, store, log)
 	})

@@ -42,10 +42,12 @@ type apiCall struct {
 }
 
 const (
-	mcfg     = "machineconfiguration.openshift.io"
-	operator = "operator.openshift.io"
-	machine  = "machine.openshift.io"
-	config   = "config.openshift.io"
+	mcfg = "machineconfiguration.openshift.io"
+	// rolloutGroup is mco's own API group (MachineConfigPoolRollout).
+	rolloutGroup = "rollout.mco.dev"
+	operator     = "operator.openshift.io"
+	machine      = "machine.openshift.io"
+	config       = "config.openshift.io"
 )
 
 var apiCalls = []apiCall{
@@ -72,7 +74,11 @@ var apiCalls = []apiCall{
 	{controller, "create", mcfg, "machineconfignodes", "", "", "", "machineconfignode: Reconcile creates a Node's object"},
 	{controller, "patch", mcfg, "machineconfignodes", "", "", "", "machineconfignode: Reconcile merge-patches spec and owner"},
 	{controller, "delete", mcfg, "machineconfignodes", "", "", "", "machineconfignode: Reconcile deletes the object of a Node without pool or gone"},
-	{controller, "list", "", "pods", "", "", "", "drain: kubectl drain GetPodsForDeletion (field selector spec.nodeName)"},
+	{controller, "list", "", "pods", "", "", "", "drain: kubectl drain GetPodsForDeletion (field selector spec.nodeName); node: DaemonSet pod informer (pacing health gate)"},
+	{controller, "watch", "", "pods", "", "", "", "node: DaemonSet pod informer (pacing health gate)"},
+	{controller, "list", rolloutGroup, "machineconfigpoolrollouts", "", "", "", "node: pacing policy informer, Reconcile (cache)"},
+	{controller, "watch", rolloutGroup, "machineconfigpoolrollouts", "", "", "", "node: pacing policy informer"},
+	{controller, "update", rolloutGroup, "machineconfigpoolrollouts", "status", "", "", "node: each pool's pacing entry (batch before its nodes start)"},
 	{controller, "create", "", "pods", "eviction", "", "", "drain: kubectl drain EvictPod"},
 	{controller, "get", "apps", "daemonsets", "", "", "", "drain: kubectl drain daemonSetFilter"},
 	{controller, "list", "policy", "poddisruptionbudgets", "", "", "", "drain: budgetsCovering after a 429"},

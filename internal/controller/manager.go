@@ -30,6 +30,7 @@ import (
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
 	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
 	"github.com/mco-dev/mco/internal/controller/userdata"
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/scheme"
 )
 
@@ -86,6 +87,12 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if kinds.apiServers, err = scheme.Serves(mapper, configv1.GroupVersion.WithKind("APIServer")); err != nil {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
 	}
+	// Pacing policies are mco's own CRD; a cluster without it (installed by other means) rolls
+	// out by maxUnavailable alone, and nothing caches pods.
+	if kinds.rollouts, err = scheme.Serves(mapper, rolloutv1.GroupVersion.WithKind("MachineConfigPoolRollout")); err != nil {
+		return nil, fmt.Errorf("creating controller manager: %w", err)
+	}
+	opts.Node.Pacing = kinds.rollouts
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		MapperProvider:          func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
 		Scheme:                  scheme.Scheme,
@@ -221,7 +228,7 @@ func setupServingCert(mgr ctrl.Manager, opts servingcertcontroller.Options) erro
 // servedKinds are the optional kinds this cluster serves. The cache cannot be configured for a
 // kind it cannot map, so each is configured only where served.
 type servedKinds struct {
-	machineSets, clusterOperators, apiServers bool
+	machineSets, clusterOperators, apiServers, rollouts bool
 }
 
 // cacheOptions keeps Secrets and ConfigMaps out of the cache except in the namespaces the
@@ -264,6 +271,10 @@ func cacheOptions(opts Options, kinds servedKinds) cache.Options {
 	}
 	if kinds.apiServers {
 		obj, by := kubeletconfigcontroller.CacheByObject()
+		byObject[obj] = by
+	}
+	if kinds.rollouts {
+		obj, by := nodecontroller.PodCache()
 		byObject[obj] = by
 	}
 	if len(byObject) == 0 {

@@ -39,6 +39,19 @@ type State struct {
 	BatchFinishedAt time.Time
 	// ResumedAt is the explicit resume marker (rolloutv1.ResumeAnnotation); zero when none.
 	ResumedAt time.Time
+	// PoolPaused is the MachineConfigPool's own spec.paused: nothing starts whatever the policy says.
+	PoolPaused bool
+}
+
+// Record is the batch and finish time to write to status once the node controller knows how
+// many of d.Start it started: a batch counts only when one of its nodes starts, so a start
+// held back by maxUnavailable or an unresponsive node neither counts a batch nor restarts
+// the soak.
+func Record(s State, d Decision, started int) (batch int, finishedAt time.Time) {
+	if started > 0 {
+		return d.Batch, time.Time{}
+	}
+	return s.Batch, d.BatchFinishedAt
 }
 
 // Decision is what the controller should do and report.
@@ -49,8 +62,8 @@ type Decision struct {
 	// Batch is the status.batch to record (before any node is started, so a restart cannot
 	// count a batch twice).
 	Batch int
-	// BatchFinishedAt is the status.pools[].batchFinishedAt to record: now when this decision
-	// is the first to see the batch finished, zero once a new batch starts.
+	// BatchFinishedAt is when the last batch was seen finished: s.BatchFinishedAt, or now when
+	// this decision is the first to see it; zero while a batch runs. Record says what to write.
 	BatchFinishedAt time.Time
 	Phase           rolloutv1.Phase
 	Reason          string
@@ -108,6 +121,10 @@ func Decide(p Policy, s State, now time.Time) Decision {
 		d.Phase, d.Reason = rolloutv1.PhasePaused, "paused by spec.paused"+stillUpdating
 		return d
 	}
+	if s.PoolPaused {
+		d.Phase, d.Reason = rolloutv1.PhasePaused, "the MachineConfigPool is paused (its spec.paused)"+stillUpdating
+		return d
+	}
 	resumed := !s.ResumedAt.IsZero() && !s.ResumedAt.Before(lastFinish)
 	soakLeft := lastFinish.Add(p.Soak).Sub(now)
 	want, batch, phase := pending, s.Batch, rolloutv1.PhaseProgressing
@@ -162,9 +179,6 @@ func Decide(p Policy, s State, now time.Time) Decision {
 		d.RequeueAfter = until.Sub(now)
 	}
 	d.Start, d.Batch, d.Phase = want, batch, phase
-	if want > 0 {
-		d.BatchFinishedAt = time.Time{}
-	}
 	if phase == rolloutv1.PhaseCanary {
 		d.Reason = fmt.Sprintf("canary: starting %s", nodes(want))
 	} else {

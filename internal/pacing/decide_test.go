@@ -133,6 +133,8 @@ func TestDecide(t *testing.T) {
 		{name: "gate: a pending node's health is maxUnavailable's business", state: State{Nodes: pool(2, 0, 4), BatchFinishedAt: ago(time.Hour), Batch: 1},
 			edit: func(ns []NodeState) { ns[5].NotReady = true },
 			want: Decision{Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, NodesDone: 2, NodesRemaining: 4}, reason: "batch 1: up to 4 nodes may start"},
+		{name: "the pool's own spec.paused", spec: canary(intstr.FromInt32(1)), state: State{Nodes: pool(0, 0, 4), PoolPaused: true},
+			want: Decision{Phase: rolloutv1.PhasePaused, NodesRemaining: 4}, reason: "the MachineConfigPool is paused (its spec.paused)"},
 		{name: "spec.paused", spec: func(s *rolloutv1.MachineConfigPoolRolloutSpec) { s.Paused = true }, state: State{Nodes: pool(0, 0, 4)},
 			want: Decision{Phase: rolloutv1.PhasePaused, NodesRemaining: 4}, reason: "paused by spec.paused"},
 		{name: "outside window: waits, names it", spec: windows(berlinSat), now: "2026-06-12T20:48:00Z", state: State{Nodes: pool(0, 0, 4)},
@@ -172,7 +174,7 @@ func TestDecide(t *testing.T) {
 				t.Errorf("next window %v, want %v", got.NextWindowStart, c.want.NextWindowStart)
 			}
 			got.NextWindowStart, c.want.NextWindowStart = time.Time{}, time.Time{}
-			if want := wantBatchFinishedAt(c.state, got.Start, now); !got.BatchFinishedAt.Equal(want) {
+			if want := wantBatchFinishedAt(c.state, now); !got.BatchFinishedAt.Equal(want) {
 				t.Errorf("batchFinishedAt %v, want %v", got.BatchFinishedAt, want)
 			}
 			got.BatchFinishedAt = time.Time{}
@@ -196,7 +198,6 @@ func TestDecideWalk(t *testing.T) {
 		if d.Phase == rolloutv1.PhaseDone {
 			break
 		}
-		st.Batch, st.BatchFinishedAt = d.Batch, d.BatchFinishedAt
 		started := 0
 		for i := range st.Nodes {
 			switch {
@@ -207,6 +208,7 @@ func TestDecideWalk(t *testing.T) {
 				started++
 			}
 		}
+		st.Batch, st.BatchFinishedAt = Record(st, d, started)
 		if started == 0 && d.RequeueAfter > 0 {
 			now = now.Add(d.RequeueAfter)
 		} else {
@@ -220,9 +222,9 @@ func TestDecideWalk(t *testing.T) {
 	}
 }
 
-// wantBatchFinishedAt is the rule for the recorded finish: kept once seen, now when first seen
-// (no node updating, some updated), cleared while a batch runs or when one starts.
-func wantBatchFinishedAt(s State, start int, now time.Time) time.Time {
+// wantBatchFinishedAt is the rule for the seen finish: kept once seen, now when first seen
+// (no node updating, some updated), zero while a batch runs.
+func wantBatchFinishedAt(s State, now time.Time) time.Time {
 	var updated, updating int
 	for _, n := range s.Nodes {
 		switch n.Progress {
@@ -233,7 +235,7 @@ func wantBatchFinishedAt(s State, start int, now time.Time) time.Time {
 		}
 	}
 	switch {
-	case start > 0 || updating > 0 || updated == 0:
+	case updating > 0 || updated == 0:
 		return time.Time{}
 	case s.BatchFinishedAt.IsZero():
 		return now
@@ -251,6 +253,27 @@ func TestBatchFinishFirstSeenStartsTheSoak(t *testing.T) {
 	later := Decide(p, State{Nodes: pool(1, 0, 4), Batch: 1, BatchFinishedAt: d.BatchFinishedAt}, now.Add(10*time.Minute))
 	if !later.BatchFinishedAt.Equal(now) || later.RequeueAfter != 20*time.Minute {
 		t.Fatalf("ten minutes on: %+v", later)
+	}
+}
+
+// A batch counts only when a node of it starts: held back by maxUnavailable, neither the batch
+// nor the soak's start moves, so the next decision starts it again instead of soaking.
+func TestRecordCountsOnlyStartedBatches(t *testing.T) {
+	p := policy(t, soak(30*time.Minute))
+	now := mustTime(now0)
+	st := State{Nodes: pool(3, 0, 4), Batch: 2, BatchFinishedAt: now.Add(-time.Hour)}
+	d := Decide(p, st, now)
+	if d.Start != 4 || d.Batch != 3 {
+		t.Fatalf("decision %+v", d)
+	}
+	if b, f := Record(st, d, 0); b != 2 || !f.Equal(st.BatchFinishedAt) {
+		t.Errorf("nothing started: recorded batch %d finished %v, want 2 and the old finish", b, f)
+	}
+	if again := Decide(p, st, now.Add(time.Minute)); again.Start != 4 || again.Phase != rolloutv1.PhaseProgressing {
+		t.Errorf("after a held start: %+v, want the batch offered again", again)
+	}
+	if b, f := Record(st, d, 2); b != 3 || !f.IsZero() {
+		t.Errorf("two started: recorded batch %d finished %v, want 3 and none", b, f)
 	}
 }
 

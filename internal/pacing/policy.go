@@ -3,6 +3,7 @@ package pacing
 import (
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -33,6 +34,8 @@ func Compile(spec rolloutv1.MachineConfigPoolRolloutSpec) (Policy, error) {
 	}
 	if spec.PoolSelector == nil {
 		errs = append(errs, field.Required(path.Child("poolSelector"), "select the pools to pace"))
+	} else if _, err := metav1.LabelSelectorAsSelector(spec.PoolSelector); err != nil {
+		errs = append(errs, field.Invalid(path.Child("poolSelector"), spec.PoolSelector.String(), err.Error()))
 	}
 	if spec.Canary != nil {
 		n := spec.Canary.Nodes

@@ -27,6 +27,10 @@ type Input struct {
 	// NotReadyThreshold is how long a node may stay NotReady in the middle of an update before
 	// the pool reports it and stops starting others (DefaultNotReadyThreshold when 0).
 	NotReadyThreshold time.Duration
+	// StartBudget, when not nil, caps how many healthy nodes may start now: a pacing policy's
+	// allowance (canary, soak, window). It only ever lowers what maxUnavailable allows, and
+	// never holds back retargeting a failing node.
+	StartBudget *int
 }
 
 // Decision is what the node controller should make true for a pool.
@@ -36,6 +40,9 @@ type Decision struct {
 	Target string
 	// Next names the nodes to point at Target now, in the order they were chosen.
 	Next []string
+	// Started counts the healthy nodes among Next: what a pacing budget was spent on (the
+	// rest retarget failing nodes).
+	Started int
 	// Status is the pool status to write: counts, configuration and the conditions this
 	// controller owns; conditions other controllers own are carried over unchanged.
 	Status mcfgv1.MachineConfigPoolStatus
@@ -66,7 +73,7 @@ func Decide(in Input) Decision {
 	}
 	d.Unresponsive, d.RecheckAfter = unresponsive(in.Nodes, threshold, in.Now.Time)
 	if d.Target != "" && !in.Pool.Spec.Paused && len(d.Unresponsive) == 0 {
-		d.Next = nextNodes(in.Nodes, d.Target, limit)
+		d.Next, d.Started = nextNodes(in.Nodes, d.Target, limit, in.StartBudget)
 	}
 	after := in.Nodes
 	if len(d.Next) > 0 {
@@ -95,7 +102,7 @@ func MaxUnavailable(pool *mcfgv1.MachineConfigPool, n int) (int, error) {
 // perhaps still cordoned by mco's drain for it) is always given the new target: it is
 // unavailable already, so retargeting it costs no capacity, and without it one broken config
 // would leave the pool stuck with no way to roll a fixed one onto the broken node.
-func nextNodes(nodes []*corev1.Node, target string, limit int) []string {
+func nextNodes(nodes []*corev1.Node, target string, limit int, budget *int) ([]string, int) {
 	unavailable := 0
 	var retarget, healthy []*corev1.Node
 	for _, n := range nodes {
@@ -118,10 +125,14 @@ func nextNodes(nodes []*corev1.Node, target string, limit int) []string {
 	for _, n := range retarget {
 		next = append(next, n.Name)
 	}
-	for _, n := range healthy[:min(max(limit-unavailable, 0), len(healthy))] {
+	start := min(max(limit-unavailable, 0), len(healthy))
+	if budget != nil {
+		start = min(start, max(*budget, 0))
+	}
+	for _, n := range healthy[:start] {
 		next = append(next, n.Name)
 	}
-	return next
+	return next, start
 }
 
 // SortCandidates orders nodes zoned first (by zone name), then unzoned; within each, oldest

@@ -251,3 +251,30 @@ func TestRolloutNeverExceedsLimit(t *testing.T) {
 		})
 	}
 }
+
+// A pacing budget only lowers maxUnavailable's allowance, and never holds back a failing
+// node's retarget.
+func TestDecideStartBudget(t *testing.T) {
+	three := maxUnavail(intstr.FromInt32(3))
+	failing := node("f", "old", desiring("older"), inState(protocol.NodeDegraded, "boom"))
+	for _, tc := range []struct {
+		name        string
+		budget      *int
+		nodes       []*corev1.Node
+		want        []string
+		wantStarted int
+	}{
+		{"no budget: maxUnavailable", nil, tenNodes("old"), []string{"n0", "n1", "n2"}, 3},
+		{"budget below the limit", ptrTo(1), tenNodes("old"), []string{"n0"}, 1},
+		{"budget above the limit", ptrTo(8), tenNodes("old"), []string{"n0", "n1", "n2"}, 3},
+		{"zero budget starts nothing", ptrTo(0), tenNodes("old"), nil, 0},
+		{"a failing node is retargeted anyway", ptrTo(0), []*corev1.Node{failing, node("a", "old")}, []string{"f"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(Input{Pool: pool("worker", "new", three), Nodes: tc.nodes, StartBudget: tc.budget})
+			if !slices.Equal(d.Next, tc.want) || d.Started != tc.wantStarted {
+				t.Errorf("next %v started %d, want %v and %d", d.Next, d.Started, tc.want, tc.wantStarted)
+			}
+		})
+	}
+}

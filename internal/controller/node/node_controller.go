@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/rollout"
 )
 
@@ -37,6 +39,9 @@ type Options struct {
 	// NotReadyThreshold is how long a node may stay NotReady during an update before its pool
 	// reports it and starts no further nodes (rollout.DefaultNotReadyThreshold when 0).
 	NotReadyThreshold time.Duration
+	// Pacing follows MachineConfigPoolRollout policies (set where the cluster serves the kind);
+	// off, pools are paced by maxUnavailable alone and nothing watches policies or pods.
+	Pacing bool
 }
 
 // Reconciler rolls one pool per reconcile.
@@ -44,6 +49,8 @@ type Reconciler struct {
 	Client   client.Client
 	Recorder record.EventRecorder
 	Options  Options
+	// Clock is the pacing and NotReady clock; nil is the real one (tests pass a fake).
+	Clock clock.PassiveClock
 
 	pending *pendingWrites
 	// owners remembers which pool each rendered config a node first booted into belongs to.
@@ -60,13 +67,24 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.pending = newPendingWrites()
 	r.reported = map[string]string{}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("node").
 		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allPools),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Node{}, r.nodeHandler(), builder.WithPredicates(relevantNodeChange)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2})
+	if r.Options.Pacing {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podNodeNameField, func(o client.Object) []string {
+			return []string{o.(*corev1.Pod).Spec.NodeName}
+		}); err != nil {
+			return fmt.Errorf("indexing pods by node: %w", err)
+		}
+		// A policy's spec or its resume annotation; its status is this controller's own write.
+		b = b.Watches(&rolloutv1.MachineConfigPoolRollout{}, handler.EnqueueRequestsFromMapFunc(r.allPools),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			Watches(&corev1.Pod{}, r.podHandler(), builder.WithPredicates(daemonSetPodReadiness))
+	}
+	return b.Complete(r)
 }
 
 // Reconcile decides the pool's next step and writes it.
@@ -82,7 +100,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	d := rollout.Decide(rollout.Input{Pool: pool, Nodes: members, Now: metav1.Now(), NotReadyThreshold: r.Options.NotReadyThreshold})
+	paced, err := r.pace(ctx, pool, members)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	in := rollout.Input{Pool: pool, Nodes: members, Now: metav1.NewTime(r.now()), NotReadyThreshold: r.Options.NotReadyThreshold}
+	if paced != nil {
+		in.StartBudget = paced.budget()
+	}
+	d := rollout.Decide(in)
+	if paced != nil {
+		// Before the nodes: a batch is counted before any node of it starts.
+		if err := r.record(ctx, paced, d.Started); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	for _, problem := range d.Problems {
 		r.warnOnce(pool, "pool/"+pool.Name, ReasonInvalidPoolConfig, problem)
 	}
@@ -92,9 +124,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.writeStatus(ctx, pool, d); err != nil {
 		return reconcile.Result{}, err
 	}
-	// Nothing about a node that stays NotReady changes at the threshold, so no event comes
-	// then: look again when it is crossed.
-	return reconcile.Result{RequeueAfter: d.RecheckAfter}, errors.Join(labelErr, nodesErr)
+	// Nothing about a node that stays NotReady changes at the threshold, nor when a soak ends
+	// or a window opens, so no event comes then: look again when one is due.
+	requeue := d.RecheckAfter
+	if paced != nil && paced.decision.RequeueAfter > 0 && (requeue == 0 || paced.decision.RequeueAfter < requeue) {
+		requeue = paced.decision.RequeueAfter
+	}
+	return reconcile.Result{RequeueAfter: requeue}, errors.Join(labelErr, nodesErr)
 }
 
 // reportUnresponsive emits one Warning per node and config it did not come back from, and

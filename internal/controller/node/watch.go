@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/mco-dev/mco/internal/pacing"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 )
@@ -106,4 +107,56 @@ func protocolAnnotations(n *corev1.Node) map[string]string {
 		}
 	}
 	return out
+}
+
+// podHandler enqueues the pools selecting a DaemonSet pod's node: its readiness is the
+// pacing health gate's.
+func (r *Reconciler) podHandler() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Spec.NodeName == "" {
+			return nil
+		}
+		var n corev1.Node
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, &n); err != nil {
+			return nil
+		}
+		var pools mcfgv1.MachineConfigPoolList
+		if err := r.Client.List(ctx, &pools); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing pools for a pod event")
+			return nil
+		}
+		var reqs []reconcile.Request
+		for i := range pools.Items {
+			if rollout.Selects(&pools.Items[i], &n) {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: pools.Items[i].Name}})
+			}
+		}
+		return reqs
+	})
+}
+
+// daemonSetPodReadiness passes DaemonSet pods appearing, going, or changing readiness or node.
+var daemonSetPodReadiness = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return isDaemonSetPod(e.Object) },
+	DeleteFunc: func(e event.DeleteEvent) bool { return isDaemonSetPod(e.Object) },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*corev1.Pod)
+		cur, okNew := e.ObjectNew.(*corev1.Pod)
+		if !okOld || !okNew || !isDaemonSetPod(cur) {
+			return false
+		}
+		return pacing.PodReady(old) != pacing.PodReady(cur) || old.Spec.NodeName != cur.Spec.NodeName ||
+			(old.DeletionTimestamp == nil) != (cur.DeletionTimestamp == nil)
+	},
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func isDaemonSetPod(obj client.Object) bool {
+	for _, o := range obj.GetOwnerReferences() {
+		if o.Kind == "DaemonSet" {
+			return true
+		}
+	}
+	return false
 }
