@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	clusteroperatorcontroller "github.com/mco-dev/mco/internal/controller/clusteroperator"
 	containerruntimecontroller "github.com/mco-dev/mco/internal/controller/containerruntime"
@@ -30,7 +31,6 @@ import (
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
 	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
 	"github.com/mco-dev/mco/internal/controller/userdata"
-	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/scheme"
 )
 
