@@ -10,16 +10,23 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mco-dev/mco/internal/testenv"
 	"github.com/mco-dev/mco/internal/version"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
+// controlPlane serves the commands that talk to a cluster (testenv.Integration tests); nil under -short.
+var controlPlane *testenv.Env
+
 // TestMain pins the version stamped on rendered configs, so goldens hold however the test
-// binary was built.
+// binary was built, and starts one control plane for the package's integration tests.
 func TestMain(m *testing.M) {
 	version.Commit = "test-commit"
-	os.Exit(m.Run())
+	os.Exit(testenv.RunWithControlPlane(m, "mco CLI", func(e *testenv.Env) (func(), error) {
+		controlPlane = e
+		return nil, nil
+	}))
 }
 
 // runMCO runs the mco command tree in-process the way main does, returning what it printed

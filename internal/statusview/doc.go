@@ -1,4 +1,5 @@
-// Package statusview turns pools and nodes into what an admin reads: the tables of `mco status`
-// and the live frame of `mco rollout status`. Pure functions over API objects; the commands only
-// fetch and print.
+// Package statusview turns pools, nodes and the MachineConfigPoolRollouts that pace them into
+// what an admin reads: the tables of `mco status`, the live frame of `mco rollout status` and
+// what `mco rollout resume` releases. Pure functions over API objects; the commands only fetch,
+// print and patch.
 package statusview

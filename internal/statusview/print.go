@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 )
@@ -12,13 +13,13 @@ import (
 // WriteTables prints the pools table, then the nodes table.
 func WriteTables(w io.Writer, pools []PoolRow, nodes []NodeRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "POOL\tTARGET\tUPDATED\tREADY\tUNAVAILABLE\tDEGRADED\tCONDITIONS")
+	fmt.Fprintln(tw, "POOL\tTARGET\tUPDATED\tREADY\tUNAVAILABLE\tDEGRADED\tPACING\tCONDITIONS")
 	for _, p := range pools {
 		conditions := strings.Join(p.Conditions, "; ")
 		if p.Paused {
 			conditions = strings.TrimPrefix(conditions+"; Paused", "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\n", p.Name, orDash(p.Target), p.Updated, p.Machines, p.Ready, p.Unavailable, p.Degraded, orDash(conditions))
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\t%s\n", p.Name, orDash(p.Target), p.Updated, p.Machines, p.Ready, p.Unavailable, p.Degraded, orDash(p.Pacing), orDash(conditions))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "NODE\tPOOL\tCURRENT\tDESIRED\tSTATE\tPHASE\tREASON")
@@ -28,9 +29,9 @@ func WriteTables(w io.Writer, pools []PoolRow, nodes []NodeRow) error {
 	return tw.Flush()
 }
 
-// RolloutFrame is one screen of `mco rollout status`: a progress bar for the pool and a line per
-// node that is not simply waiting or done.
-func RolloutFrame(pool *mcfgv1.MachineConfigPool, nodes []NodeRow) string {
+// RolloutFrame is one screen of `mco rollout status`: the pool's pacing (Pacing.Lines, at now),
+// a progress bar for the pool and a line per node that is not simply waiting or done.
+func RolloutFrame(pool *mcfgv1.MachineConfigPool, nodes []NodeRow, pacing Pacing, now time.Time) string {
 	var b strings.Builder
 	total, done := 0, 0
 	for _, n := range nodes {
@@ -43,6 +44,9 @@ func RolloutFrame(pool *mcfgv1.MachineConfigPool, nodes []NodeRow) string {
 		}
 	}
 	fmt.Fprintf(&b, "pool %s -> %s\n", pool.Name, orDash(pool.Spec.Configuration.Name))
+	for _, line := range pacing.Lines(now) {
+		b.WriteString(line + "\n")
+	}
 	fmt.Fprintf(&b, "%s %d/%d nodes updated\n", bar(done, total, 30), done, total)
 	for _, n := range nodes {
 		if n.Pool != pool.Name || n.Phase == PhaseDone || n.Phase == PhaseWaiting {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -56,7 +57,7 @@ func TestTablesAndFrame(t *testing.T) {
 	}
 	rows := Nodes([]mcfgv1.MachineConfigPool{*worker}, nodes)
 	var out bytes.Buffer
-	if err := WriteTables(&out, Pools([]mcfgv1.MachineConfigPool{*worker}), rows); err != nil {
+	if err := WriteTables(&out, Pools([]mcfgv1.MachineConfigPool{*worker}, nil), rows); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"worker  rendered-worker-new  1/3", "Updating", "w2    worker  old", "degraded  drift: /etc/chrony.conf changed"} {
@@ -64,7 +65,7 @@ func TestTablesAndFrame(t *testing.T) {
 			t.Errorf("tables lack %q:\n%s", want, out.String())
 		}
 	}
-	frame := RolloutFrame(worker, rows)
+	frame := RolloutFrame(worker, rows, Pacing{}, time.Time{})
 	if !strings.Contains(frame, "[##########--------------------] 1/3 nodes updated") || !strings.Contains(frame, "w2") || strings.Contains(frame, "w3") {
 		t.Errorf("frame:\n%s", frame)
 	}

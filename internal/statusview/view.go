@@ -9,6 +9,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
@@ -19,6 +20,8 @@ type PoolRow struct {
 	Name, Target, Current                           string
 	Machines, Updated, Ready, Unavailable, Degraded int32
 	Paused                                          bool
+	// Pacing is the phase of the MachineConfigPoolRollout that selects the pool (Pacing.Column).
+	Pacing string
 	// Conditions lists the conditions that are True, e.g. "Updated" or "Degraded: <message>".
 	Conditions []string
 }
@@ -29,13 +32,14 @@ type NodeRow struct {
 	Phase                                       Phase
 }
 
-// Pools summarises each pool's status, sorted by name.
-func Pools(pools []mcfgv1.MachineConfigPool) []PoolRow {
+// Pools summarises each pool's status and its pacing by policies, sorted by name.
+func Pools(pools []mcfgv1.MachineConfigPool, policies []rolloutv1.MachineConfigPoolRollout) []PoolRow {
 	rows := make([]PoolRow, 0, len(pools))
 	for _, p := range pools {
 		st := p.Status
 		row := PoolRow{
 			Name: p.Name, Target: p.Spec.Configuration.Name, Current: st.Configuration.Name, Paused: p.Spec.Paused,
+			Pacing:   PoolPacing(policies, &p).Column(),
 			Machines: st.MachineCount, Updated: st.UpdatedMachineCount, Ready: st.ReadyMachineCount,
 			Unavailable: st.UnavailableMachineCount, Degraded: st.DegradedMachineCount,
 		}

@@ -1,0 +1,212 @@
+//go:build !nodeagent
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/pacingselect"
+	"github.com/mco-dev/mco/internal/scheme"
+	"github.com/mco-dev/mco/internal/statusview"
+)
+
+func newRolloutCommand() *cobra.Command {
+	rollout := &cobra.Command{Use: "rollout", Short: "Watch and resume rollouts"}
+	rollout.AddCommand(newRolloutStatusCommand(), newRolloutResumeCommand())
+	return rollout
+}
+
+func newRolloutStatusCommand() *cobra.Command {
+	var kubeconfig string
+	var timeout, interval time.Duration
+	status := &cobra.Command{
+		Use:   "status mcp/POOL",
+		Short: "Follow a pool's rollout until it is Updated (exit 0), Degraded (exit 1) or --timeout passes (exit 2)",
+		Long: `Follow a pool's rollout: a progress bar and one line per node in flight (queued, draining,
+cordoned, applying, rebooting, degraded). When a MachineConfigPoolRollout paces the pool, its
+phase and reason for the pool, and when the next batch starts (the soak's end, the next
+maintenance window, or ` + "`mco rollout resume`" + `). Exits 0 once the pool reports Updated on its
+target, 1 when it is Degraded, 2 when --timeout passes first.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pool, ok := cutPrefixes(args[0], "mcp/", "machineconfigpool/")
+			if !ok {
+				return fmt.Errorf("want mcp/POOL, got %q", args[0])
+			}
+			c, _, err := scheme.NewClient(kubeconfig)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			return followRollout(ctx, cmd, c, pool, interval)
+		},
+	}
+	status.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
+	status.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long")
+	status.Flags().DurationVar(&interval, "interval", time.Second, "how often to refresh")
+	return status
+}
+
+func followRollout(ctx context.Context, cmd *cobra.Command, c client.Client, name string, interval time.Duration) error {
+	out := cmd.OutOrStdout()
+	last := ""
+	var pacing statusview.Pacing
+	for {
+		pools, nodes, err := fetch(ctx, c)
+		var policies []rolloutv1.MachineConfigPoolRollout
+		if err == nil {
+			policies, err = fetchPolicies(ctx, c)
+		}
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+		var pool *mcfgv1.MachineConfigPool
+		for i := range pools {
+			if pools[i].Name == name {
+				pool = &pools[i]
+			}
+		}
+		if err == nil && pool == nil {
+			return fmt.Errorf("no pool %q", name)
+		}
+		if pool != nil && err == nil {
+			pacing = statusview.PoolPacing(policies, pool)
+			// Print only when something changed, so the output is a readable log too.
+			if frame := statusview.RolloutFrame(pool, statusview.Nodes(pools, nodes), pacing, time.Now()); frame != last {
+				fmt.Fprint(out, frame)
+				last = frame
+			}
+			switch statusview.PoolOutcome(pool) {
+			case statusview.Complete:
+				fmt.Fprintf(out, "pool %s is updated to %s\n", name, pool.Status.Configuration.Name)
+				return nil
+			case statusview.Failed:
+				return &exitError{code: 1, err: fmt.Errorf("pool %s is degraded; see `mco status`", name)}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			err := fmt.Errorf("pool %s not updated before the timeout", name)
+			if lines := pacing.Lines(time.Now()); len(lines) > 0 {
+				err = fmt.Errorf("%w; %s", err, strings.Join(lines, "; "))
+			}
+			return &exitError{code: 2, err: err}
+		case <-time.After(interval):
+		}
+	}
+}
+
+func newRolloutResumeCommand() *cobra.Command {
+	var kubeconfig string
+	var force bool
+	resume := &cobra.Command{
+		Use:   "resume mcp/POOL | mcprollout/NAME",
+		Short: "End the canary or soak hold of a paced rollout",
+		Long: `End the hold of a MachineConfigPoolRollout: the canary's wait for approval once its nodes
+updated, or a soak. It sets the policy's ` + rolloutv1.ResumeAnnotation + ` annotation to now;
+the controller then starts the next batch (inside a maintenance window, when the policy has
+any). A resume counts only for a batch that finished before it, so while a batch still runs
+there is nothing to release and the command refuses (--force sets the annotation anyway).
+Naming a pool resumes the one policy that selects it, which releases every pool of that
+policy on hold; the command names each.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, _, err := scheme.NewClient(kubeconfig)
+			if err != nil {
+				return err
+			}
+			return resumeRollout(cmd.Context(), cmd, c, args[0], force, time.Now())
+		},
+	}
+	resume.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
+	resume.Flags().BoolVar(&force, "force", false, "set the resume marker even when nothing is on hold now")
+	return resume
+}
+
+func resumeRollout(ctx context.Context, cmd *cobra.Command, c client.Client, arg string, force bool, now time.Time) error {
+	policy, pool, err := resolveResumeTarget(ctx, c, arg)
+	if err != nil {
+		return err
+	}
+	plan, err := statusview.PlanResume(policy, pool, force)
+	if err != nil {
+		return err
+	}
+	before := policy.DeepCopy()
+	if policy.Annotations == nil {
+		policy.Annotations = map[string]string{}
+	}
+	policy.Annotations[rolloutv1.ResumeAnnotation] = now.UTC().Format(time.RFC3339)
+	if err := c.Patch(ctx, policy, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("setting %s on mcprollout/%s: %w", rolloutv1.ResumeAnnotation, policy.Name, err)
+	}
+	for _, line := range plan.Lines {
+		fmt.Fprintln(cmd.OutOrStdout(), line)
+	}
+	return nil
+}
+
+// resolveResumeTarget finds the policy to resume: the named one, or the one that selects the
+// named pool. pool is "" when a policy was named.
+func resolveResumeTarget(ctx context.Context, c client.Client, arg string) (*rolloutv1.MachineConfigPoolRollout, string, error) {
+	if name, ok := cutPrefixes(arg, "mcprollout/", "machineconfigpoolrollout/"); ok {
+		policy := &rolloutv1.MachineConfigPoolRollout{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, policy); err != nil {
+			return nil, "", fmt.Errorf("mcprollout/%s: %w", name, err)
+		}
+		return policy, "", nil
+	}
+	name, ok := cutPrefixes(arg, "mcp/", "machineconfigpool/")
+	if !ok {
+		return nil, "", fmt.Errorf("want mcp/POOL or mcprollout/NAME, got %q", arg)
+	}
+	pool := &mcfgv1.MachineConfigPool{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, pool); err != nil {
+		return nil, "", fmt.Errorf("mcp/%s: %w", name, err)
+	}
+	policies, err := fetchPolicies(ctx, c)
+	if err != nil {
+		return nil, "", err
+	}
+	policy, err := pacingselect.For(policies, pool)
+	if err != nil {
+		return nil, "", err
+	}
+	if policy == nil {
+		return nil, "", fmt.Errorf("pool %s has no MachineConfigPoolRollout: no policy's spec.poolSelector matches its labels, so nothing holds it", name)
+	}
+	return policy, name, nil
+}
+
+// fetchPolicies lists the MachineConfigPoolRollouts; none where the cluster does not serve the kind
+// (an install older than paced rollouts).
+func fetchPolicies(ctx context.Context, c client.Client) ([]rolloutv1.MachineConfigPoolRollout, error) {
+	var list rolloutv1.MachineConfigPoolRolloutList
+	if err := c.List(ctx, &list); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// cutPrefixes cuts the first of prefixes s has, for "kind/name" arguments; false when none or the name is empty.
+func cutPrefixes(s string, prefixes ...string) (string, bool) {
+	for _, p := range prefixes {
+		if name, ok := strings.CutPrefix(s, p); ok {
+			return name, name != ""
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,143 @@
+package statusview
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/pacingselect"
+)
+
+// Pacing is how a MachineConfigPoolRollout paces one pool, as the policy's status last said.
+type Pacing struct {
+	Pool string
+	// Policy is the name of the policy that selects the pool; "" when none does.
+	Policy string
+	// Conflict is set instead of Policy when several policies select the pool.
+	Conflict *pacingselect.ConflictError
+	// Decided is whether the policy's status has an entry for the pool yet; Status is that entry.
+	Decided bool
+	Status  rolloutv1.PoolRolloutStatus
+	// Spec is the policy's spec; PoolPaused the pool's own spec.paused.
+	Spec       rolloutv1.MachineConfigPoolRolloutSpec
+	PoolPaused bool
+}
+
+// PoolPacing reads how policies pace pool.
+func PoolPacing(policies []rolloutv1.MachineConfigPoolRollout, pool *mcfgv1.MachineConfigPool) Pacing {
+	pacing := Pacing{Pool: pool.Name, PoolPaused: pool.Spec.Paused}
+	policy, err := pacingselect.For(policies, pool)
+	if errors.As(err, &pacing.Conflict) || policy == nil {
+		return pacing
+	}
+	pacing.Policy, pacing.Spec = policy.Name, policy.Spec
+	pacing.Status, pacing.Decided = pacingselect.PoolStatus(policy, pool.Name)
+	return pacing
+}
+
+// Held reports whether the pool waits on a hold `mco rollout resume` ends: a soak, or the
+// canary's approval once all its nodes updated. A Canary pool still updating, or still short of
+// the canary's size (maxUnavailable let fewer start), holds nothing a resume could end.
+func Held(spec rolloutv1.MachineConfigPoolRolloutSpec, s rolloutv1.PoolRolloutStatus) bool {
+	switch s.Phase {
+	case rolloutv1.PhaseSoaking:
+		return true
+	case rolloutv1.PhaseCanary:
+		return s.BatchFinishedAt != nil && spec.Canary != nil && int(s.NodesDone) >= canarySize(spec.Canary.Nodes, int(s.NodesDone+s.NodesRemaining))
+	}
+	return false
+}
+
+// canarySize is the canary batch of a pool of total nodes, as pacing counts it: rounded up, at
+// least 1, at most total.
+func canarySize(nodes intstr.IntOrString, total int) int {
+	n, _ := intstr.GetScaledValueFromIntOrPercent(&nodes, total, true)
+	return min(max(n, 1), total)
+}
+
+// Column is the pools table's PACING cell: the phase, "-" when no policy selects the pool.
+func (p Pacing) Column() string {
+	switch {
+	case p.Conflict != nil:
+		return fmt.Sprintf("conflict (%d policies)", len(p.Conflict.Policies))
+	case p.Policy == "":
+		return "-"
+	case !p.Decided || p.Status.Phase == "":
+		return "undecided"
+	}
+	return string(p.Status.Phase)
+}
+
+// Lines are the header lines of `mco rollout status`: which policy paces the pool, its phase
+// and reason, and when the next batch starts while the policy holds the pool, so a held pool
+// does not look stuck. None when no policy selects the pool.
+func (p Pacing) Lines(now time.Time) []string {
+	switch {
+	case p.Conflict != nil:
+		return []string{"not paced: " + p.Conflict.Error()}
+	case p.Policy == "":
+		return nil
+	case !p.Decided:
+		return []string{fmt.Sprintf("paced by mcprollout/%s: no decision for pool %s yet", p.Policy, p.Pool)}
+	}
+	lines := []string{fmt.Sprintf("paced by mcprollout/%s: %s", p.Policy, describePhase(p.Status))}
+	if next := p.NextBatch(now); next != "" {
+		lines = append(lines, "next batch: "+next)
+	}
+	return lines
+}
+
+// NextBatch says when the next batch starts while the policy holds the pool; "" when it does not hold it.
+func (p Pacing) NextBatch(now time.Time) string {
+	s, soak := p.Status, p.Spec.Soak.Duration
+	resume := fmt.Sprintf("`mco rollout resume mcp/%s`", p.Pool)
+	held := Held(p.Spec, s)
+	switch {
+	case held && soak == 0:
+		return "on " + resume
+	case held && s.BatchFinishedAt != nil:
+		end := s.BatchFinishedAt.Add(soak)
+		if !end.After(now) {
+			return fmt.Sprintf("now: the soak ended at %s", clock(end, now))
+		}
+		return fmt.Sprintf("at %s (in %s) when the soak ends, or on %s", clock(end, now), waitFor(end.Sub(now)), resume)
+	case s.Phase == rolloutv1.PhaseWaitingForWindow && s.NextWindowStart != nil:
+		return fmt.Sprintf("at %s (in %s) when the maintenance window opens", clock(s.NextWindowStart.Time, now), waitFor(s.NextWindowStart.Sub(now)))
+	case s.Phase == rolloutv1.PhasePaused && p.Spec.Paused:
+		return fmt.Sprintf("none until mcprollout/%s's spec.paused is false", p.Policy)
+	case s.Phase == rolloutv1.PhasePaused && p.PoolPaused:
+		return fmt.Sprintf("none until mcp/%s's spec.paused is false", p.Pool)
+	case s.Phase == rolloutv1.PhasePaused:
+		return "none until the cause above is resolved"
+	}
+	return ""
+}
+
+func describePhase(s rolloutv1.PoolRolloutStatus) string {
+	if s.Reason == "" {
+		return string(s.Phase)
+	}
+	return fmt.Sprintf("%s (%s)", s.Phase, s.Reason)
+}
+
+// clock is a time within the coming week as the reader's clock shows it: "Sat 02:00 CET".
+func clock(t, now time.Time) string {
+	return t.In(now.Location()).Format("Mon 15:04 MST")
+}
+
+// waitFor is a wait rounded up to the minute: "12m", "3h12m", "2d1h0m".
+func waitFor(d time.Duration) string {
+	mins := int((max(d, 0) + time.Minute - 1) / time.Minute)
+	days, hours, mins := mins/(24*60), mins/60%24, mins%60
+	switch {
+	case days > 0:
+		return fmt.Sprintf("%dd%dh%dm", days, hours, mins)
+	case hours > 0:
+		return fmt.Sprintf("%dh%dm", hours, mins)
+	}
+	return fmt.Sprintf("%dm", mins)
+}
