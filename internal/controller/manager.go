@@ -30,6 +30,7 @@ import (
 	rendercontroller "github.com/mco-dev/mco/internal/controller/render"
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
 	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
+	unpauseplancontroller "github.com/mco-dev/mco/internal/controller/unpauseplan"
 	"github.com/mco-dev/mco/internal/controller/userdata"
 	"github.com/mco-dev/mco/internal/scheme"
 )
@@ -122,6 +123,9 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := setupRollout(mgr, opts.Node, opts.Drain); err != nil {
 		return nil, err
+	}
+	if err := (&unpauseplancontroller.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("unpause plan controller: %w", err)
 	}
 	mcn := &machineconfignodecontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("mco-machineconfignode-controller")}
 	if err := mcn.SetupWithManager(mgr); err != nil {

@@ -13,6 +13,10 @@
 //     threshold; the message names each node, the pods and the PodDisruptionBudgets blocking it.
 //     Present once the node controller has reported a pool; not part of Degraded, since a drain
 //     waiting for a budget is the budget working as intended.
+//   - PendingUpdate (mco only): the pool is paused and some nodes do not run its target config;
+//     the message says what unpausing would do to them ("unpausing reboots 12 nodes: kernel
+//     argument audit=1"), the reason is the worst outcome (changeplan.Unpausing). Written by the
+//     unpause plan controller; False once the pool is unpaused or nothing is pending.
 package poolcondition
 
 import (
@@ -23,6 +27,9 @@ import (
 
 // DrainBlocked is the condition type mco adds for drains stuck on PodDisruptionBudgets.
 const DrainBlocked mcfgv1.MachineConfigPoolConditionType = "DrainBlocked"
+
+// PendingUpdate is the condition type mco adds to a paused pool saying what unpausing would do.
+const PendingUpdate mcfgv1.MachineConfigPoolConditionType = "PendingUpdate"
 
 // NodeUnresponsive is the condition type mco adds for nodes that do not come back from an update.
 const NodeUnresponsive mcfgv1.MachineConfigPoolConditionType = "NodeUnresponsive"
