@@ -30,28 +30,40 @@ type planFlags struct {
 	output, policy  string
 	osImageURL      string
 	extensionsImage string
+	kubeconfig      string
 }
 
 func newPlanCommand() *cobra.Command {
 	var f planFlags
 	cmd := &cobra.Command{
-		Use:   "plan --offline -f PATH... --current RENDERED.yaml [--pool NAME] [-o json]",
+		Use:   "plan -f PATH... [--pool NAME] [-o json] [--kubeconfig FILE] | plan --offline -f PATH... --current RENDERED.yaml",
 		Short: "Show what a MachineConfig change would do to a pool's nodes before applying it",
-		Long: `Plan renders the pool from the MachineConfigs in -f (read as "mco render" reads them) and
-compares the result with the rendered config its nodes run now (--current), the way the node
-agent will: the new rendered config, the disruption (none, reload or restart of units, drain,
-drain+reboot, or refused when unreconcilable) under the NodeDisruptionPolicy (OpenShift's defaults, or spec.nodeDisruptionPolicy
-of the MachineConfiguration in --policy), kernel-argument changes, a unified diff of each
-changed unit and file, and what the controller would refuse as unreconcilable. Files whose
-path looks secret (contains secret, token, key, password, passwd, credential, .pem, kubeconfig,
-or is /var/lib/kubelet/config.json) and binary files are shown as sha256 hashes.
+		Long: `Plan shows what applying MachineConfigs (and pools) would do, the way the node agent will
+compute it: the new rendered config, the disruption (none, reload or restart of units, drain,
+drain+reboot, or refused when unreconcilable) under the NodeDisruptionPolicy, kernel-argument
+changes, a unified diff of each changed unit and file, and what the controller would refuse as
+unreconcilable. Files whose path looks secret (contains secret, token, key, password, passwd,
+credential, .pem, kubeconfig, or is /var/lib/kubelet/config.json) and binary files are shown as
+sha256 hashes.
 
--f must hold every MachineConfig of the pool after the change, not only the changed ones.
-Only --offline exists so far; the live-cluster mode is to come.
+Against the cluster (the default), -f holds only the manifests about to be applied: they are
+laid over the cluster's MachineConfigs and pools as "kubectl apply" would leave them. Every
+pool they touch (or only --pool) is rendered as the controller would (its default OS images
+are read off the pools' current rendered configs), and for each group of the pool's nodes
+sharing a current config the plan from that config is shown. Nodes mid-update or with a
+reboot queued are flagged. The policy is MachineConfiguration cluster's
+spec.nodeDisruptionPolicy (or --policy's). What lives only on a node (the force file, a
+reboot the agent still owes) cannot be seen and is said so.
 
-Exit codes: 0 nothing drains or reboots; 1 a node would be drained or rebooted; 2 error,
-including a change the controller would refuse as unreconcilable.`,
-		Example: `  mco plan --offline -f manifests/ --current rendered-worker.yaml
+With --offline, no cluster: -f must hold every MachineConfig of the pool after the change,
+and --current the rendered config its nodes run.
+
+Exit codes: 0 nothing drains or reboots; 1 a node would be drained or rebooted (or has a
+reboot queued); 2 error, including a pool that does not render and a change the controller
+or agent would refuse as unreconcilable.`,
+		Example: `  mco plan -f change.yaml
+  mco plan -f manifests/ --pool infra -o json
+  mco plan --offline -f manifests/ --current rendered-worker.yaml
   mco plan --offline -f manifests/ --current rendered-infra.yaml --pool infra -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -68,20 +80,28 @@ including a change the controller would refuse as unreconcilable.`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: 2, err: err} })
 	fl := cmd.Flags()
 	fl.BoolVar(&f.offline, "offline", false, "plan from manifests on disk against --current, without a cluster")
-	fl.StringSliceVarP(&f.files, "filename", "f", nil, "files and directories holding the pool's MachineConfigs after the change (repeatable)")
-	fl.StringVar(&f.current, "current", "", "file holding the rendered MachineConfig the pool's nodes run now")
-	fl.StringVar(&f.pool, "pool", "worker", "pool to plan: a MachineConfigPool in -f or built-in master/worker")
+	fl.StringSliceVarP(&f.files, "filename", "f", nil, "files and directories holding the manifests to apply; with --offline, all the pool's MachineConfigs after the change (repeatable)")
+	fl.StringVar(&f.current, "current", "", "with --offline: file holding the rendered MachineConfig the pool's nodes run now")
+	fl.StringVar(&f.pool, "pool", "", "pool to plan (default: every pool the change touches; with --offline, worker): on the cluster or in -f, or built-in master/worker offline")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	fl.StringVarP(&f.output, "output", "o", "", "output format: text (default) or json")
-	fl.StringVar(&f.policy, "policy", "", "file holding MachineConfiguration cluster, whose spec.nodeDisruptionPolicy applies over the defaults")
+	fl.StringVar(&f.policy, "policy", "", "file holding MachineConfiguration cluster, whose spec.nodeDisruptionPolicy applies over the defaults (instead of the cluster's)")
 	fl.StringVar(&f.osImageURL, "os-image-url", "", "OS image the pool gets when no MachineConfig sets osImageURL")
 	fl.StringVar(&f.extensionsImage, "base-os-extensions-image", "", "extensions image the pool gets when no MachineConfig sets baseOSExtensionsContainerImage")
 	return cmd
 }
 
 func runPlan(cmd *cobra.Command, f planFlags) error {
+	if f.output != "" && f.output != "text" && f.output != "json" {
+		return fmt.Errorf("--output: unknown format %q (want text or json)", f.output)
+	}
+	if !f.offline {
+		return runLivePlan(cmd, f)
+	}
+	if f.pool == "" {
+		f.pool = "worker"
+	}
 	switch {
-	case !f.offline:
-		return fmt.Errorf("planning against the live cluster is not implemented yet: use --offline with -f and --current")
 	case len(f.files) == 0:
 		return fmt.Errorf("--offline needs -f with the pool's MachineConfigs after the change")
 	case f.current == "":

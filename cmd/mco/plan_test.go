@@ -76,23 +76,24 @@ func TestPlanText(t *testing.T) {
 
 func TestPlanErrorsExit2(t *testing.T) {
 	for name, args := range map[string][]string{
-		"live mode not yet": {"plan", "-f", manifests},
-		"no current":        {"plan", "--offline", "-f", manifests},
-		"missing current":   {"plan", "--offline", "-f", manifests, "--current", "testdata/nope.yaml"},
-		"unknown flag":      {"plan", "--offline", "--bogus"},
-		"bad output":        {"plan", "--offline", "-f", manifests, "--current", "testdata/golden/render-worker.yaml", "-o", "xml"},
-		"current is a pool": {"plan", "--offline", "-f", manifests, "--current", "testdata/manifests/infra/pool.yaml"},
-		"bad manifests":     {"plan", "--offline", "-f", "testdata/invalid", "--current", "testdata/golden/render-worker.yaml"},
-		"policy wrong kind": {"plan", "--offline", "-f", manifests, "--current", "testdata/golden/render-worker.yaml", "--policy", "testdata/golden/render-worker.yaml"},
-		"unknown pool":      {"plan", "--offline", "-f", manifests, "--current", "testdata/golden/render-worker.yaml", "--pool", "gpu"},
+		"live without -f":     {"plan"},
+		"live with --current": {"plan", "-f", manifests, "--current", "testdata/golden/render-worker.yaml"},
+		"no current":          {"plan", "--offline", "-f", manifests},
+		"missing current":     {"plan", "--offline", "-f", manifests, "--current", "testdata/nope.yaml"},
+		"unknown flag":        {"plan", "--offline", "--bogus"},
+		"bad output":          {"plan", "--offline", "-f", manifests, "--current", "testdata/golden/render-worker.yaml", "-o", "xml"},
+		"current is a pool":   {"plan", "--offline", "-f", manifests, "--current", "testdata/manifests/infra/pool.yaml"},
+		"bad manifests":       {"plan", "--offline", "-f", "testdata/invalid", "--current", "testdata/golden/render-worker.yaml"},
+		"policy wrong kind":   {"plan", "--offline", "-f", manifests, "--current", "testdata/golden/render-worker.yaml", "--policy", "testdata/golden/render-worker.yaml"},
+		"unknown pool":        {"plan", "--offline", "-f", manifests, "--current", "testdata/golden/render-worker.yaml", "--pool", "gpu"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			stdout, stderr, code := runMCO(t, args...)
 			if code != 2 || stdout != "" || stderr == "" {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 with an error", code, stdout, stderr)
 			}
-			if name == "live mode not yet" && !strings.Contains(stderr, "use --offline") {
-				t.Errorf("stderr %q does not point to --offline", stderr)
+			if name == "live with --current" && !strings.Contains(stderr, "are for --offline") {
+				t.Errorf("stderr %q does not say --current is for --offline", stderr)
 			}
 		})
 	}

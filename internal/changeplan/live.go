@@ -27,6 +27,8 @@ type Cluster struct {
 type Applied struct {
 	MachineConfigs []*mcfgv1.MachineConfig
 	Pools          []*mcfgv1.MachineConfigPool
+	// Manifests hold the objects as written, so fields they leave out are kept as apply keeps them.
+	Manifests Manifests
 }
 
 // Report is a live plan: every affected pool, and for each group of its nodes the plan.
@@ -63,10 +65,17 @@ const ForceFileNote = "node-local state is not visible to the cluster: a node wi
 // Live plans applied against the cluster: the cluster's MachineConfigs and pools overlaid with
 // the applied ones, each affected pool (or only the pool named) rendered as the render
 // controller would, and each group of its nodes planned from the config it runs. A pool that
-// does not render carries the error in its report; the error returned is for an unknown pool.
+// does not render carries the error in its report; the error returned is for an unknown pool or a
+// manifest that cannot be laid over the cluster's object.
 func Live(c Cluster, applied Applied, only string) (*Report, error) {
-	mcs := OverlayMachineConfigs(c.MachineConfigs, applied.MachineConfigs)
-	pools := OverlayPools(c.Pools, applied.Pools)
+	mcs, err := OverlayMachineConfigs(c.MachineConfigs, applied.MachineConfigs, applied.Manifests)
+	if err != nil {
+		return nil, err
+	}
+	pools, err := OverlayPools(c.Pools, applied.Pools, applied.Manifests)
+	if err != nil {
+		return nil, err
+	}
 	names := Affected(c.Pools, pools, c.MachineConfigs, mcs, applied.MachineConfigs, applied.Pools)
 	if only != "" {
 		if !slices.ContainsFunc(pools, func(p *mcfgv1.MachineConfigPool) bool { return p.Name == only }) {

@@ -34,14 +34,17 @@ func names[T interface{ GetName() string }](objs []T) []string {
 func TestOverlayMachineConfigs(t *testing.T) {
 	live := mc(t, "50-a", files(file("/etc/a", "old\n")))
 	live.UID = types.UID("uid-a")
-	live.Labels["team"] = "x"          // set by someone else: kept
+	live.Labels["team"] = "x"             // set by someone else: kept
 	live.Labels["dropped-by-apply"] = "y" // set by the last apply, absent now: removed
 	live.Annotations = map[string]string{LastAppliedAnnotation: `{"metadata":{"labels":{"dropped-by-apply":"y"}}}`}
 	other := mc(t, "50-b", files(file("/etc/b", "b\n")))
 	applied := mc(t, "50-a", files(file("/etc/a", "new\n")))
 	added := mc(t, "60-new", files(file("/etc/new", "n\n")))
 
-	got := OverlayMachineConfigs([]*mcfgv1.MachineConfig{live, other}, []*mcfgv1.MachineConfig{applied, added})
+	got, err := OverlayMachineConfigs([]*mcfgv1.MachineConfig{live, other}, []*mcfgv1.MachineConfig{applied, added}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if want := []string{"50-a", "50-b", "60-new"}; !slices.Equal(names(got), want) {
 		t.Fatalf("names %v, want %v", names(got), want)
 	}
@@ -67,7 +70,10 @@ func TestOverlayPoolsKeepsTheControllersFields(t *testing.T) {
 	applied, _ := pools.Builtin("worker")
 	applied.Spec.Paused = true
 	applied.Spec.Configuration.Name = "rendered-worker-stale"
-	got := OverlayPools([]*mcfgv1.MachineConfigPool{live}, []*mcfgv1.MachineConfigPool{applied})
+	got, err := OverlayPools([]*mcfgv1.MachineConfigPool{live}, []*mcfgv1.MachineConfigPool{applied}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if p := got[0]; !p.Spec.Paused || p.Spec.Configuration.Name != "rendered-worker-1" || p.Status.MachineCount != 3 {
 		t.Errorf("pool %+v: want the manifest's paused, the live configuration and status", p.Spec)
 	}
@@ -100,8 +106,14 @@ func TestAffected(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			after := OverlayMachineConfigs(clusterMCs, tt.applied)
-			afterPools := OverlayPools(cluster, tt.appliedPools)
+			after, err := OverlayMachineConfigs(clusterMCs, tt.applied, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			afterPools, err := OverlayPools(cluster, tt.appliedPools, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			got := Affected(base, afterPools, clusterMCs, after, tt.applied, tt.appliedPools)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("affected %v, want %v", got, tt.want)
@@ -324,4 +336,36 @@ func nodeNames(g NodeGroup) []string {
 		out[i] = n.Name
 	}
 	return out
+}
+
+// A manifest's left-out fields: kept from the live object, unless the previous apply set them.
+func TestOverlayKeepsWhatTheManifestLeavesOut(t *testing.T) {
+	written := []byte(`{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineConfig","metadata":{"name":"50-a","labels":{"machineconfiguration.openshift.io/role":"worker"}},"spec":{"kernelArguments":["audit=1"]}}`)
+	manifest := mc(t, "50-a", map[string]any{}, "audit=1")
+	for _, tt := range []struct {
+		name        string
+		lastApplied string
+		wantConfig  bool
+	}{
+		{"created without apply: spec.config stays", "", true},
+		{"applied before without spec.config: it stays", `{"metadata":{"name":"50-a"},"spec":{"kernelArguments":["nosmt"]}}`, true},
+		{"applied before with spec.config: apply removes it", `{"metadata":{"name":"50-a"},"spec":{"config":{"ignition":{"version":"3.5.0"}},"kernelArguments":["nosmt"]}}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			live := mc(t, "50-a", files(file("/etc/a", "a\n")), "nosmt")
+			if tt.lastApplied != "" {
+				live.Annotations = map[string]string{LastAppliedAnnotation: tt.lastApplied}
+			}
+			got, err := OverlayMachineConfigs([]*mcfgv1.MachineConfig{live}, []*mcfgv1.MachineConfig{manifest}, Manifests{Key("MachineConfig", "50-a"): written})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got[0].Spec.KernelArguments, []string{"audit=1"}) {
+				t.Errorf("kernelArguments %v, want the manifest's", got[0].Spec.KernelArguments)
+			}
+			if hasConfig := strings.Contains(string(got[0].Spec.Config.Raw), "/etc/a"); hasConfig != tt.wantConfig {
+				t.Errorf("spec.config %s; want it kept: %v", got[0].Spec.Config.Raw, tt.wantConfig)
+			}
+		})
+	}
 }

@@ -2,8 +2,12 @@ package changeplan
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,37 +15,47 @@ import (
 	"github.com/mco-dev/mco/internal/render"
 )
 
-// LastAppliedAnnotation is where `kubectl apply` keeps the manifest it last applied; its labels
-// and annotations say which keys a new apply removes.
+// LastAppliedAnnotation is where `kubectl apply` keeps the manifest it last applied: the fields
+// it set, which a new apply removes when the new manifest drops them.
 const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
+// Manifests are the applied objects as their files wrote them, keyed by Key; an object without
+// one is applied as it marshals (a Butane config's translation, which no file holds).
+type Manifests map[string][]byte
+
+// Key names an object in Manifests: "MachineConfig/50-a", "MachineConfigPool/infra".
+func Key(kind, name string) string { return kind + "/" + name }
+
 // OverlayMachineConfigs returns the cluster's MachineConfigs as `kubectl apply` of applied
-// would leave them: a manifest replaces the spec of the object of its name (keeping its UID and
-// owner references), new names are added after the cluster's. Neither input is modified.
-func OverlayMachineConfigs(cluster, applied []*mcfgv1.MachineConfig) []*mcfgv1.MachineConfig {
-	return overlay(cluster, applied, func(live, manifest *mcfgv1.MachineConfig) *mcfgv1.MachineConfig {
-		out := manifest.DeepCopy()
-		out.ObjectMeta = applyMeta(live.ObjectMeta, manifest.ObjectMeta)
-		return out
+// would leave them: an object of an applied name gets kubectl's three-way JSON merge of its
+// previous apply (the last-applied annotation), the manifest and the live object, so fields
+// the manifest leaves out stay as they are unless the previous apply set them; new names are
+// added after the cluster's. Neither input is modified.
+func OverlayMachineConfigs(cluster, applied []*mcfgv1.MachineConfig, manifests Manifests) ([]*mcfgv1.MachineConfig, error) {
+	return overlay(cluster, applied, func(live, manifest *mcfgv1.MachineConfig) (*mcfgv1.MachineConfig, error) {
+		out := &mcfgv1.MachineConfig{}
+		return out, apply(live, manifest, manifests[Key("MachineConfig", manifest.Name)], out)
 	})
 }
 
 // OverlayPools is OverlayMachineConfigs for pools. spec.configuration and status stay the
 // cluster's: the controller writes them, and a manifest that carries them (one saved with
 // `kubectl get -o yaml`) does not move a pool's target.
-func OverlayPools(cluster, applied []*mcfgv1.MachineConfigPool) []*mcfgv1.MachineConfigPool {
-	return overlay(cluster, applied, func(live, manifest *mcfgv1.MachineConfigPool) *mcfgv1.MachineConfigPool {
-		out := manifest.DeepCopy()
-		out.ObjectMeta = applyMeta(live.ObjectMeta, manifest.ObjectMeta)
+func OverlayPools(cluster, applied []*mcfgv1.MachineConfigPool, manifests Manifests) ([]*mcfgv1.MachineConfigPool, error) {
+	return overlay(cluster, applied, func(live, manifest *mcfgv1.MachineConfigPool) (*mcfgv1.MachineConfigPool, error) {
+		out := &mcfgv1.MachineConfigPool{}
+		if err := apply(live, manifest, manifests[Key("MachineConfigPool", manifest.Name)], out); err != nil {
+			return nil, err
+		}
 		out.Spec.Configuration = *live.Spec.Configuration.DeepCopy()
 		out.Status = *live.Status.DeepCopy()
-		return out
+		return out, nil
 	})
 }
 
 type named interface{ GetName() string }
 
-func overlay[T named](cluster, applied []T, replace func(live, manifest T) T) []T {
+func overlay[T named](cluster, applied []T, replace func(live, manifest T) (T, error)) ([]T, error) {
 	byName := make(map[string]T, len(applied))
 	for _, a := range applied {
 		byName[a.GetName()] = a
@@ -49,54 +63,55 @@ func overlay[T named](cluster, applied []T, replace func(live, manifest T) T) []
 	out := make([]T, 0, len(cluster)+len(applied))
 	seen := map[string]bool{}
 	for _, live := range cluster {
-		if a, ok := byName[live.GetName()]; ok {
-			out = append(out, replace(live, a))
-			seen[live.GetName()] = true
+		a, ok := byName[live.GetName()]
+		if !ok {
+			out = append(out, live)
 			continue
 		}
-		out = append(out, live)
+		merged, err := replace(live, a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, merged)
+		seen[live.GetName()] = true
 	}
 	for _, a := range applied {
 		if !seen[a.GetName()] {
 			out = append(out, a)
 		}
 	}
-	return out
+	return out, nil
 }
 
-// applyMeta is the live object's metadata after an apply of manifest: the manifest's labels
-// and annotations over the live ones, minus the keys the previous apply set and this one drops
-// (kubectl's three-way merge of maps); everything else (UID, owner references) stays live.
-func applyMeta(live, manifest metav1.ObjectMeta) metav1.ObjectMeta {
-	out := *live.DeepCopy()
-	var last struct {
-		Metadata struct {
-			Labels      map[string]string `json:"labels"`
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
+// apply is kubectl apply's computation for a custom resource: a three-way JSON merge patch from
+// the last applied configuration to the manifest, laid over the live object, into out.
+func apply(live, manifest metav1.Object, written []byte, out any) error {
+	current, err := json.Marshal(live)
+	if err != nil {
+		return err
 	}
-	// An unreadable record is treated as none: only keys the manifest names are then touched.
-	_ = json.Unmarshal([]byte(live.Annotations[LastAppliedAnnotation]), &last)
-	out.Labels = mergeApplied(live.Labels, last.Metadata.Labels, manifest.Labels)
-	out.Annotations = mergeApplied(live.Annotations, last.Metadata.Annotations, manifest.Annotations)
-	return out
-}
-
-func mergeApplied(live, lastApplied, manifest map[string]string) map[string]string {
-	out := maps.Clone(live)
-	if out == nil {
-		out = map[string]string{}
-	}
-	for k := range lastApplied {
-		if _, kept := manifest[k]; !kept {
-			delete(out, k)
+	modified := written
+	if modified == nil {
+		if modified, err = json.Marshal(manifest); err != nil {
+			return err
 		}
 	}
-	maps.Copy(out, manifest)
-	if len(out) == 0 {
-		return nil
+	var original []byte
+	if last := live.GetAnnotations()[LastAppliedAnnotation]; last != "" {
+		original = []byte(last)
 	}
-	return out
+	patch, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modified, current)
+	if err != nil {
+		return fmt.Errorf("applying %s over the cluster's: %w", manifest.GetName(), err)
+	}
+	merged, err := jsonpatch.MergePatch(current, patch)
+	if err != nil {
+		return fmt.Errorf("applying %s over the cluster's: %w", manifest.GetName(), err)
+	}
+	if err := json.Unmarshal(merged, out); err != nil {
+		return fmt.Errorf("applying %s over the cluster's: %w", manifest.GetName(), err)
+	}
+	return nil
 }
 
 // Affected names the pools a change touches, sorted: those applied, and those that select an

@@ -1,6 +1,13 @@
 package manifest
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
 
 // Source is where a loaded object came from, so problems found later (by validation or
 // rendering) can be reported against the admin's file rather than the object.
@@ -37,4 +44,34 @@ func (s Source) FieldError(field, reason string) *Error {
 		e.Line, e.Column = s.doc.firstLine+line-1, col
 	}
 	return e
+}
+
+// JSON is the object as its file wrote it, as JSON (a List item alone), for callers that must
+// tell a field the admin left out from one set to its zero value, as `kubectl apply` does.
+// False for objects translated from Butane, which no file holds.
+func (s Source) JSON() ([]byte, bool) {
+	if s.FromButane {
+		return nil, false
+	}
+	js, err := yaml.YAMLToJSON(s.doc.data)
+	if err != nil {
+		return nil, false
+	}
+	for _, part := range strings.Split(strings.TrimSuffix(s.Prefix, "."), ".") {
+		if part == "" || part == "items" {
+			continue
+		}
+		i, err := strconv.Atoi(part)
+		if err != nil {
+			return nil, false
+		}
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if json.Unmarshal(js, &list) != nil || i >= len(list.Items) {
+			return nil, false
+		}
+		js = list.Items[i]
+	}
+	return js, true
 }

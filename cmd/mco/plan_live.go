@@ -1,0 +1,220 @@
+//go:build !nodeagent
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/changeplan"
+	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/manifest"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/scheme"
+)
+
+// runLivePlan plans -f against the cluster: it only reads, calls changeplan.Live and prints.
+func runLivePlan(cmd *cobra.Command, f planFlags) error {
+	if len(f.files) == 0 {
+		return fmt.Errorf("-f is needed: the manifests about to be applied")
+	}
+	if f.current != "" || f.osImageURL != "" || f.extensionsImage != "" {
+		return fmt.Errorf("--current, --os-image-url and --base-os-extensions-image are for --offline; against a cluster they come from the cluster")
+	}
+	var found problems
+	role := f.pool
+	if role == "" {
+		role = protocol.WorkerPool
+	}
+	set, err := manifest.Load(manifest.Options{FCOSRole: role}, f.files...)
+	found.addLoad(err)
+	if err := found.report(cmd, "bad input"); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	c, _, err := scheme.NewClient(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	cluster, err := readCluster(cmd.Context(), c)
+	if err != nil {
+		return err
+	}
+	if f.policy != "" {
+		// A policy about to be applied with the change replaces the cluster's.
+		if cluster.Policies, err = loadPolicies(f.policy); err != nil {
+			return err
+		}
+	}
+	report, err := changeplan.Live(cluster, appliedFrom(set), f.pool)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f.output == "json" {
+		js, err := json.MarshalIndent(report, "", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(out, "%s\n", js); err != nil {
+			return err
+		}
+	} else if err := printReport(out, report); err != nil {
+		return err
+	}
+	if code := report.ExitCode(); code != 0 {
+		return &exitError{code: code, err: errors.New(report.Why())}
+	}
+	return nil
+}
+
+// appliedFrom is the manifests with the JSON their files wrote, so a field a manifest leaves
+// out is kept as kubectl apply keeps it.
+func appliedFrom(set *manifest.Set) changeplan.Applied {
+	out := changeplan.Applied{MachineConfigs: set.MachineConfigs, Pools: set.Pools, Manifests: changeplan.Manifests{}}
+	for _, mc := range set.MachineConfigs {
+		if src, ok := set.MachineConfigSource(mc.Name); ok {
+			if js, ok := src.JSON(); ok {
+				out.Manifests[changeplan.Key("MachineConfig", mc.Name)] = js
+			}
+		}
+	}
+	for _, p := range set.Pools {
+		if src, ok := set.PoolSource(p.Name); ok {
+			if js, ok := src.JSON(); ok {
+				out.Manifests[changeplan.Key("MachineConfigPool", p.Name)] = js
+			}
+		}
+	}
+	return out
+}
+
+// readCluster lists what a live plan needs; MachineConfiguration cluster is optional, as it is
+// for the agent (none, or no such kind served, means OpenShift's default policies).
+func readCluster(ctx context.Context, c client.Client) (changeplan.Cluster, error) {
+	var out changeplan.Cluster
+	var pools mcfgv1.MachineConfigPoolList
+	if err := c.List(ctx, &pools); err != nil {
+		return out, fmt.Errorf("listing MachineConfigPools: %w", err)
+	}
+	var mcs mcfgv1.MachineConfigList
+	if err := c.List(ctx, &mcs); err != nil {
+		return out, fmt.Errorf("listing MachineConfigs: %w", err)
+	}
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		return out, fmt.Errorf("listing Nodes: %w", err)
+	}
+	for i := range pools.Items {
+		out.Pools = append(out.Pools, &pools.Items[i])
+	}
+	for i := range mcs.Items {
+		out.MachineConfigs = append(out.MachineConfigs, &mcs.Items[i])
+	}
+	for i := range nodes.Items {
+		out.Nodes = append(out.Nodes, &nodes.Items[i])
+	}
+	var mc operatorv1.MachineConfiguration
+	err := c.Get(ctx, client.ObjectKey{Name: protocol.ClusterMachineConfiguration}, &mc)
+	switch {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		out.Policies = plan.DefaultPolicies()
+	case err != nil:
+		return out, fmt.Errorf("reading MachineConfiguration %s: %w", protocol.ClusterMachineConfiguration, err)
+	default:
+		out.Policies = plan.PoliciesFrom(&mc.Spec.NodeDisruptionPolicy)
+	}
+	return out, nil
+}
+
+// printReport writes a live plan for people: one line per group, then each group's plan.
+func printReport(w io.Writer, r *changeplan.Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "POOL\tRENDERED\tNODES ON\tNODES\tDISRUPTION\n")
+	for _, p := range r.Pools {
+		if len(p.Groups) == 0 || p.Error != "" {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\n", p.Pool, orNone(p.Rendered), map[bool]string{true: "error", false: "-"}[p.Error != ""])
+		}
+		for _, g := range p.Groups {
+			disruption := "error"
+			if g.Plan != nil {
+				disruption = g.Plan.Disruption
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Pool, p.Rendered, g.Current, nodeList(g.Nodes), disruption)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if anyFlagged(r) {
+		fmt.Fprintln(w, "* mid-update or with a reboot queued: see the node's note below")
+	}
+	for _, p := range r.Pools {
+		fmt.Fprintf(w, "\n=== pool %s: %s\n", p.Pool, p.Summary)
+		for _, s := range p.Notes {
+			fmt.Fprintf(w, "note: %s\n", s)
+		}
+		if p.Error != "" {
+			fmt.Fprintf(w, "error: %s\n", p.Error)
+		}
+		for _, u := range p.Unreconcilable {
+			fmt.Fprintf(w, "unreconcilable with the pool's target: %s\n", u)
+		}
+		for _, g := range p.Groups {
+			fmt.Fprintf(w, "\n--- nodes on %s: %s\n", g.Current, nodeList(g.Nodes))
+			for _, n := range g.Nodes {
+				for _, s := range n.Notes {
+					fmt.Fprintf(w, "%s: %s\n", n.Name, s)
+				}
+			}
+			if g.Error != "" {
+				fmt.Fprintf(w, "error: %s\n", g.Error)
+				continue
+			}
+			if err := printPlan(w, g.Plan); err != nil {
+				return err
+			}
+		}
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(w)
+		for _, s := range r.Notes {
+			fmt.Fprintf(w, "note: %s\n", s)
+		}
+	}
+	return nil
+}
+
+func nodeList(nodes []changeplan.Node) string {
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+		if n.RebootPending || n.Moving {
+			names[i] += "*"
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+func anyFlagged(r *changeplan.Report) bool {
+	for _, p := range r.Pools {
+		for _, g := range p.Groups {
+			if strings.Contains(nodeList(g.Nodes), "*") {
+				return true
+			}
+		}
+	}
+	return false
+}
