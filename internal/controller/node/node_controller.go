@@ -49,7 +49,8 @@ type Reconciler struct {
 	Client   client.Client
 	Recorder record.EventRecorder
 	Options  Options
-	// Clock is the pacing and NotReady clock; nil is the real one (tests pass a fake).
+	// Clock is the pacing clock (soaks, windows, batch finish times); nil is the real one.
+	// Tests pass a fake to walk through soaks and windows; NotReady thresholds use real time.
 	Clock clock.PassiveClock
 
 	pending *pendingWrites
@@ -69,8 +70,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.reported = map[string]string{}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("node").
+		// A pool's labels choose its pacing policy.
 		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allPools),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.Node{}, r.nodeHandler(), builder.WithPredicates(relevantNodeChange)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2})
 	if r.Options.Pacing {
@@ -104,7 +106,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	in := rollout.Input{Pool: pool, Nodes: members, Now: metav1.NewTime(r.now()), NotReadyThreshold: r.Options.NotReadyThreshold}
+	in := rollout.Input{Pool: pool, Nodes: members, Now: metav1.Now(), NotReadyThreshold: r.Options.NotReadyThreshold}
 	if paced != nil {
 		in.StartBudget = paced.budget()
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -27,6 +28,10 @@ var (
 	k8sClient client.Client
 	agent     *nodesim.Agent
 )
+
+// pacingClock is the pacing decisions' clock: tests step it through soaks and windows. It
+// starts on a Saturday, 14:00 UTC.
+var pacingClock = clocktesting.NewFakePassiveClock(time.Date(2026, 6, 13, 14, 0, 0, 0, time.UTC))
 
 // testDrainThreshold is short so the blocked-drain report shows up within a test.
 const testDrainThreshold = 2 * time.Second
@@ -55,8 +60,9 @@ func startControllers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := (&Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("node-test"),
-		Options: Options{NotReadyThreshold: testNotReadyThreshold}}).SetupWithManager(mgr); err != nil {
+	// Pacing is on for every test: pools without a policy must roll out exactly as without it.
+	if err := (&Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("node-test"), Clock: pacingClock,
+		Options: Options{NotReadyThreshold: testNotReadyThreshold, Pacing: true}}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	drainer := &drain.Reconciler{Client: mgr.GetClient(), Kube: kube, Recorder: mgr.GetEventRecorderFor("drain-test"),
