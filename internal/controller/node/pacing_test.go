@@ -198,7 +198,7 @@ func TestPacingHealthGateAndResume(t *testing.T) {
 
 	// Ready again, but a DaemonSet pod on it is not: still paused, naming the pod.
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "dns-" + canary,
-		Labels: map[string]string{pacing.DaemonSetPodLabel: "1"},
+		Labels:          map[string]string{pacing.DaemonSetPodLabel: "1"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "dns", UID: "dns-uid", Controller: ptrTo(true)}}},
 		Spec: corev1.PodSpec{NodeName: canary, Containers: []corev1.Container{{Name: "dns", Image: "example.com/dns"}}}}
 	if err := k8sClient.Create(ctx, pod); err != nil {
