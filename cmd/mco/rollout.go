@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
-	"github.com/mco-dev/mco/internal/pacingselect"
 	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/statusview"
 )
@@ -178,7 +177,7 @@ func resolveResumeTarget(ctx context.Context, c client.Client, arg string) (*rol
 	if err != nil {
 		return nil, "", err
 	}
-	policy, err := pacingselect.For(policies, pool)
+	policy, err := statusview.PolicyFor(policies, pool)
 	if err != nil {
 		return nil, "", err
 	}

@@ -9,8 +9,29 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
-	"github.com/mco-dev/mco/internal/pacingselect"
+	"github.com/mco-dev/mco/internal/pacing"
 )
+
+// PolicyFor is the policy that paces pool, by the controller's rule (pacing.Selecting): nil
+// when none selects it, an error naming them when several do (the controller then holds the pool).
+func PolicyFor(policies []rolloutv1.MachineConfigPoolRollout, pool *mcfgv1.MachineConfigPool) (*rolloutv1.MachineConfigPoolRollout, error) {
+	switch selecting := pacing.Selecting(policies, pool); len(selecting) {
+	case 0:
+		return nil, nil
+	case 1:
+		return selecting[0], nil
+	default:
+		return nil, &ConflictError{Policies: len(selecting), reason: pacing.ConflictReason(pool.Name, selecting)}
+	}
+}
+
+// ConflictError is a pool several policies select.
+type ConflictError struct {
+	Policies int
+	reason   string
+}
+
+func (e *ConflictError) Error() string { return e.reason }
 
 // Pacing is how a MachineConfigPoolRollout paces one pool, as the policy's status last said.
 type Pacing struct {
@@ -18,7 +39,7 @@ type Pacing struct {
 	// Policy is the name of the policy that selects the pool; "" when none does.
 	Policy string
 	// Conflict is set instead of Policy when several policies select the pool.
-	Conflict *pacingselect.ConflictError
+	Conflict *ConflictError
 	// Decided is whether the policy's status has an entry for the pool yet; Status is that entry.
 	Decided bool
 	Status  rolloutv1.PoolRolloutStatus
@@ -29,14 +50,16 @@ type Pacing struct {
 
 // PoolPacing reads how policies pace pool.
 func PoolPacing(policies []rolloutv1.MachineConfigPoolRollout, pool *mcfgv1.MachineConfigPool) Pacing {
-	pacing := Pacing{Pool: pool.Name, PoolPaused: pool.Spec.Paused}
-	policy, err := pacingselect.For(policies, pool)
-	if errors.As(err, &pacing.Conflict) || policy == nil {
-		return pacing
+	p := Pacing{Pool: pool.Name, PoolPaused: pool.Spec.Paused}
+	policy, err := PolicyFor(policies, pool)
+	if errors.As(err, &p.Conflict) || policy == nil {
+		return p
 	}
-	pacing.Policy, pacing.Spec = policy.Name, policy.Spec
-	pacing.Status, pacing.Decided = pacingselect.PoolStatus(policy, pool.Name)
-	return pacing
+	p.Policy, p.Spec = policy.Name, policy.Spec
+	if e := pacing.PoolEntry(&policy.Status, pool.Name); e != nil {
+		p.Status, p.Decided = *e, true
+	}
+	return p
 }
 
 // Held reports whether the pool waits on a hold `mco rollout resume` ends: a soak, or the
@@ -63,7 +86,7 @@ func canarySize(nodes intstr.IntOrString, total int) int {
 func (p Pacing) Column() string {
 	switch {
 	case p.Conflict != nil:
-		return fmt.Sprintf("conflict (%d policies)", len(p.Conflict.Policies))
+		return fmt.Sprintf("conflict (%d policies)", p.Conflict.Policies)
 	case p.Policy == "":
 		return "-"
 	case !p.Decided || p.Status.Phase == "":

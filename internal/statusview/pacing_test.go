@@ -1,6 +1,7 @@
 package statusview
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func TestPoolPacing(t *testing.T) {
 			p := workersPolicy(0)
 			p.Name = "all"
 			return p
-		}()}, lines: []string{"not paced: pool worker is selected by 2 MachineConfigPoolRollouts (mcprollout/all, mcprollout/workers): no node of it starts until only one selects it"}},
+		}()}, lines: []string{"not paced: pool worker is selected by mcprollout/all and mcprollout/workers: no node starts until only one selects it"}},
 		{name: "canary hold with a soak", column: "Canary", policies: []rolloutv1.MachineConfigPoolRollout{workersPolicy(30*time.Minute, canaryHold)}, lines: []string{
 			"paced by mcprollout/workers: Canary (canary done: waiting for `mco rollout resume` or soak (12m left))",
 			"next batch: at Fri 14:05 UTC (in 12m) when the soak ends, or on `mco rollout resume mcp/worker`"}},
@@ -98,6 +99,61 @@ func TestPoolPacing(t *testing.T) {
 			}
 			if got := p.Lines(now); !slices.Equal(got, tc.lines) {
 				t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.lines, "\n"))
+			}
+		})
+	}
+}
+
+func selectorPolicy(name string, sel *metav1.LabelSelector) rolloutv1.MachineConfigPoolRollout {
+	return rolloutv1.MachineConfigPoolRollout{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: rolloutv1.MachineConfigPoolRolloutSpec{PoolSelector: sel}}
+}
+
+func matchLabels(kv ...string) *metav1.LabelSelector {
+	m := map[string]string{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return &metav1.LabelSelector{MatchLabels: m}
+}
+
+// PolicyFor follows the controller's rule (pacing.Selecting); these pin what the CLI relies on.
+func TestPolicyFor(t *testing.T) {
+	worker := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker", Labels: map[string]string{"pacing": "slow", "role": "worker"}}}
+	inWorker := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "role", Operator: metav1.LabelSelectorOpIn, Values: []string{"worker", "infra"}}}}
+	for _, tc := range []struct {
+		name      string
+		policies  []rolloutv1.MachineConfigPoolRollout
+		want      string
+		conflicts []string
+	}{
+		{name: "no policies"},
+		{name: "matchLabels selects", policies: []rolloutv1.MachineConfigPoolRollout{selectorPolicy("infra", matchLabels("role", "infra")), selectorPolicy("slow", matchLabels("pacing", "slow"))}, want: "slow"},
+		{name: "matchExpressions selects", policies: []rolloutv1.MachineConfigPoolRollout{selectorPolicy("expr", inWorker)}, want: "expr"},
+		{name: "a label the pool lacks", policies: []rolloutv1.MachineConfigPoolRollout{selectorPolicy("both", matchLabels("pacing", "slow", "zone", "a"))}},
+		{name: "no selector selects none", policies: []rolloutv1.MachineConfigPoolRollout{selectorPolicy("nil", nil)}},
+		{name: "empty selector selects every pool", policies: []rolloutv1.MachineConfigPoolRollout{selectorPolicy("empty", &metav1.LabelSelector{}), selectorPolicy("nil", nil)}, want: "empty"},
+		{name: "invalid selector selects none", policies: []rolloutv1.MachineConfigPoolRollout{selectorPolicy("bad", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "role", Operator: "Near"}}})}},
+		{name: "two select", policies: []rolloutv1.MachineConfigPoolRollout{selectorPolicy("zeta", matchLabels("role", "worker")), selectorPolicy("infra", matchLabels("role", "infra")), selectorPolicy("alpha", inWorker)},
+			conflicts: []string{"alpha", "zeta"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := PolicyFor(tc.policies, worker)
+			var conflict *ConflictError
+			switch {
+			case tc.conflicts != nil:
+				if !errors.As(err, &conflict) || conflict.Policies != len(tc.conflicts) || got != nil {
+					t.Fatalf("got %v, %v; want a conflict of %v", got, err, tc.conflicts)
+				}
+				const msg = "pool worker is selected by mcprollout/alpha and mcprollout/zeta: no node starts until only one selects it"
+				if err.Error() != msg {
+					t.Errorf("error %q, want %q", err, msg)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case tc.want == "" && got != nil:
+				t.Fatalf("got mcprollout/%s, want none", got.Name)
+			case tc.want != "" && (got == nil || got.Name != tc.want):
+				t.Fatalf("got %v, want mcprollout/%s", got, tc.want)
 			}
 		})
 	}
