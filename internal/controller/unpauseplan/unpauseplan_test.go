@@ -27,7 +27,8 @@ const role = "unpause"
 
 // TestPausedPoolSaysWhatUnpausingDoes pauses a pool whose nodes run an older rendered config
 // and follows the condition through a kernel-argument change, a file-only change, a
-// NodeDisruptionPolicy covering the file, a node moving on its own and the unpause.
+// NodeDisruptionPolicy covering the file, a node moving on its own, a node on a missing
+// rendered config and the unpause.
 func TestPausedPoolSaysWhatUnpausingDoes(t *testing.T) {
 	testenv.Integration(t)
 	ctx := context.Background()
@@ -46,12 +47,15 @@ func TestPausedPoolSaysWhatUnpausingDoes(t *testing.T) {
 	if err := k8sClient.Create(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
+	deleteAtEnd(t, pool)
 	var nodes []string
 	for i := range 3 {
 		name := fmt.Sprintf("%s-%02d", role, i)
-		if _, err := nodesim.CreateNode(ctx, k8sClient, name, old, map[string]string{"node-role.kubernetes.io/" + role: ""}); err != nil {
+		n, err := nodesim.CreateNode(ctx, k8sClient, name, old, map[string]string{"node-role.kubernetes.io/" + role: ""})
+		if err != nil {
 			t.Fatal(err)
 		}
+		deleteAtEnd(t, n)
 		nodes = append(nodes, name)
 	}
 	p := waitPool(t, ctx, "updated, never paused", func(p *mcfgv1.MachineConfigPool) bool {
@@ -97,6 +101,11 @@ func TestPausedPoolSaysWhatUnpausingDoes(t *testing.T) {
 	moveNode(t, ctx, nodes[0], motd)
 	waitPending(t, ctx, corev1.ConditionTrue, changeplan.ReasonNoDisruption, "unpausing changes nothing on 2 nodes that needs a drain or reboot: no further action")
 
+	// A node on a rendered config that is gone cannot be planned; the message says so.
+	moveNode(t, ctx, nodes[1], "rendered-unpause-gone")
+	waitPending(t, ctx, corev1.ConditionTrue, changeplan.ReasonNotPlanned,
+		"unpausing cannot be planned for 1 node: rendered config rendered-unpause-gone not found; changes nothing on 1 node that needs a drain or reboot: no further action")
+
 	editPool(t, ctx, func(p *mcfgv1.MachineConfigPool) { p.Spec.Paused = false })
 	waitPending(t, ctx, corev1.ConditionFalse, ReasonNotPaused, "")
 	waitPool(t, ctx, "updated to "+motd, func(p *mcfgv1.MachineConfigPool) bool {
@@ -127,7 +136,18 @@ func createRendered(t *testing.T, ctx context.Context, name, motd string, kargs 
 	if err := k8sClient.Create(ctx, mc); err != nil {
 		t.Fatal(err)
 	}
+	deleteAtEnd(t, mc)
 	return name
+}
+
+// deleteAtEnd deletes obj when the test ends, so it can run again (-count) on the same
+// control plane.
+func deleteAtEnd(t *testing.T, obj client.Object) {
+	t.Cleanup(func() {
+		if err := k8sClient.Delete(context.Background(), obj); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting %s: %v", obj.GetName(), err)
+		}
+	})
 }
 
 // setPolicy creates MachineConfiguration cluster with one file policy (unstructured: the typed
@@ -148,7 +168,7 @@ func setPolicy(t *testing.T, ctx context.Context, path string, action operatorv1
 	if err := k8sClient.Create(ctx, mc); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), mc) })
+	deleteAtEnd(t, mc)
 }
 
 // heartbeat does what a kubelet does every few seconds: a new heartbeat time in the Ready
