@@ -141,7 +141,7 @@ func Decide(p Policy, s State, now time.Time) Decision {
 			return d
 		case !resumed && p.Soak > 0 && soakLeft > 0:
 			d.Phase, d.RequeueAfter = rolloutv1.PhaseCanary, soakLeft
-			d.Reason = fmt.Sprintf("canary done: waiting for `mco rollout resume` or soak (%s left)", humanDuration(soakLeft))
+			d.Reason = fmt.Sprintf("canary done: waiting for `mco rollout resume` or soak (%s left)", HumanDuration(soakLeft))
 			return d
 		case !resumed && p.Soak == 0:
 			d.Phase, d.Reason = rolloutv1.PhaseCanary, "canary done: waiting for `mco rollout resume`"
@@ -173,7 +173,7 @@ func Decide(p Policy, s State, now time.Time) Decision {
 		if !open {
 			next, w, _ := NextWindowStart(p.Windows, now)
 			d.Phase, d.NextWindowStart, d.RequeueAfter = rolloutv1.PhaseWaitingForWindow, next, next.Sub(now)
-			d.Reason = fmt.Sprintf("waiting for window %s (in %s)%s", w.Describe(next), humanDuration(next.Sub(now)), stillUpdating)
+			d.Reason = fmt.Sprintf("waiting for window %s (in %s)%s", w.Describe(next), HumanDuration(next.Sub(now)), stillUpdating)
 			return d
 		}
 		d.RequeueAfter = until.Sub(now)

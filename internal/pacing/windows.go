@@ -158,8 +158,8 @@ func (w Window) Describe(start time.Time) string {
 	return start.In(w.location).Format("Mon 15:04 ") + w.location.String()
 }
 
-// humanDuration renders a wait rounded up to the minute: "3h12m", "12m", "2d1h0m".
-func humanDuration(d time.Duration) string {
+// HumanDuration renders a wait rounded up to the minute (reasons, mco rollout status): "3h12m", "12m", "2d1h0m".
+func HumanDuration(d time.Duration) string {
 	if d <= 0 {
 		return "0m"
 	}

@@ -169,8 +169,8 @@ func TestHumanDuration(t *testing.T) {
 		0: "0m", 30 * time.Second: "1m", 12 * time.Minute: "12m", 3*time.Hour + 12*time.Minute: "3h12m",
 		3*time.Hour + 11*time.Minute + 1*time.Second: "3h12m", 2 * time.Hour: "2h0m", 49*time.Hour + 5*time.Minute: "2d1h5m",
 	} {
-		if got := humanDuration(d); got != want {
-			t.Errorf("humanDuration(%v) = %q, want %q", d, got, want)
+		if got := HumanDuration(d); got != want {
+			t.Errorf("HumanDuration(%v) = %q, want %q", d, got, want)
 		}
 	}
 }

@@ -127,9 +127,9 @@ func (p Pacing) NextBatch(now time.Time) string {
 		if !end.After(now) {
 			return fmt.Sprintf("now: the soak ended at %s", clock(end, now))
 		}
-		return fmt.Sprintf("at %s (in %s) when the soak ends, or on %s", clock(end, now), waitFor(end.Sub(now)), resume)
+		return fmt.Sprintf("at %s (in %s) when the soak ends, or on %s", clock(end, now), pacing.HumanDuration(end.Sub(now)), resume)
 	case s.Phase == rolloutv1.PhaseWaitingForWindow && s.NextWindowStart != nil:
-		return fmt.Sprintf("at %s (in %s) when the maintenance window opens", clock(s.NextWindowStart.Time, now), waitFor(s.NextWindowStart.Sub(now)))
+		return fmt.Sprintf("at %s (in %s) when the maintenance window opens", clock(s.NextWindowStart.Time, now), pacing.HumanDuration(s.NextWindowStart.Sub(now)))
 	case s.Phase == rolloutv1.PhasePaused && p.Spec.Paused:
 		return fmt.Sprintf("none until mcprollout/%s's spec.paused is false", p.Policy)
 	case s.Phase == rolloutv1.PhasePaused && p.PoolPaused:
@@ -152,15 +152,3 @@ func clock(t, now time.Time) string {
 	return t.In(now.Location()).Format("Mon 15:04 MST")
 }
 
-// waitFor is a wait rounded up to the minute: "12m", "3h12m", "2d1h0m".
-func waitFor(d time.Duration) string {
-	mins := int((max(d, 0) + time.Minute - 1) / time.Minute)
-	days, hours, mins := mins/(24*60), mins/60%24, mins%60
-	switch {
-	case days > 0:
-		return fmt.Sprintf("%dd%dh%dm", days, hours, mins)
-	case hours > 0:
-		return fmt.Sprintf("%dh%dm", hours, mins)
-	}
-	return fmt.Sprintf("%dm", mins)
-}

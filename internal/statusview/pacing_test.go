@@ -181,17 +181,6 @@ func TestNextBatchInReadersZone(t *testing.T) {
 	}
 }
 
-func TestWaitFor(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		-time.Second: "0m", 0: "0m", time.Second: "1m", 12 * time.Minute: "12m",
-		3*time.Hour + 11*time.Minute + time.Second: "3h12m", 49*time.Hour + 30*time.Second: "2d1h1m",
-	} {
-		if got := waitFor(d); got != want {
-			t.Errorf("waitFor(%s) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 func TestPoolsTablePacingColumn(t *testing.T) {
 	worker := mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker", Labels: map[string]string{"role": "worker"}}}
 	master := mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "master"}}
