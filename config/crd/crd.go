@@ -26,7 +26,23 @@ var ShortNames = map[string][]string{"machineconfignodes.machineconfiguration.op
 
 // All returns every embedded CRD, with mco's ShortNames.
 func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	entries, err := fs.ReadDir(manifests, ".")
+	out, err := decode(manifests, "config/crd")
+	if err != nil {
+		return nil, err
+	}
+	for _, crd := range out {
+		for _, n := range ShortNames[crd.Name] {
+			if !slices.Contains(crd.Spec.Names.ShortNames, n) {
+				crd.Spec.Names.ShortNames = append(crd.Spec.Names.ShortNames, n)
+			}
+		}
+	}
+	return out, nil
+}
+
+// decode reads every .yaml file of fsys as a CRD.
+func decode(fsys fs.FS, dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, err
 	}
@@ -35,18 +51,13 @@ func All() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		if !strings.HasSuffix(e.Name(), ".yaml") {
 			continue
 		}
-		data, err := manifests.ReadFile(e.Name())
+		data, err := fs.ReadFile(fsys, e.Name())
 		if err != nil {
 			return nil, err
 		}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.Unmarshal(data, crd); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Name(), err)
-		}
-		for _, n := range ShortNames[crd.Name] {
-			if !slices.Contains(crd.Spec.Names.ShortNames, n) {
-				crd.Spec.Names.ShortNames = append(crd.Spec.Names.ShortNames, n)
-			}
+			return nil, fmt.Errorf("%s/%s: %w", dir, e.Name(), err)
 		}
 		out = append(out, crd)
 	}
@@ -60,7 +71,7 @@ func Installed() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	if err != nil {
 		return nil, err
 	}
-	own, err := crdmco.All()
+	own, err := decode(crdmco.Manifests, "config/crd-mco")
 	if err != nil {
 		return nil, err
 	}
