@@ -8,10 +8,12 @@ import (
 
 	draincontroller "github.com/mco-dev/mco/internal/controller/drain"
 	nodecontroller "github.com/mco-dev/mco/internal/controller/node"
+	pacingcontroller "github.com/mco-dev/mco/internal/controller/pacing"
 )
 
-// setupRollout registers the two controllers that move nodes between configs: the node
-// controller (which nodes, pool status) and the drain controller (cordon, evict, uncordon).
+// setupRollout registers the controllers that move nodes between configs: the node controller
+// (which nodes, pool status, pacing), the drain controller (cordon, evict, uncordon) and, where
+// MachineConfigPoolRollouts are served, the pacing controller (each policy's Valid condition).
 func setupRollout(mgr ctrl.Manager, nodeOpts nodecontroller.Options, drainOpts draincontroller.Options) error {
 	node := &nodecontroller.Reconciler{
 		Client:   mgr.GetClient(),
@@ -33,6 +35,11 @@ func setupRollout(mgr ctrl.Manager, nodeOpts nodecontroller.Options, drainOpts d
 	}
 	if err := drain.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("drain controller: %w", err)
+	}
+	if nodeOpts.Pacing {
+		if err := (&pacingcontroller.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("pacing controller: %w", err)
+		}
 	}
 	return nil
 }

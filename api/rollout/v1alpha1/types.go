@@ -142,7 +142,8 @@ type MachineConfigPoolRolloutStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	Pools []PoolRolloutStatus `json:"pools,omitempty"`
-	// Conditions: Valid (the spec compiles and no pool is selected by another policy too).
+	// Conditions: Valid (the spec compiles; its message counts the pools the policy paces). A
+	// pool two policies select is refused in both policies' entries for it.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -279,3 +279,49 @@ func TestPacingRefusesTwoPolicies(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// The policy as a whole: Valid says whether the spec compiles (naming the field), and the
+// entry of a deleted pool goes.
+func TestPacingPolicyValidAndPruned(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const role, cfg = "pace-valid", "rendered-pace-valid-a"
+	newPolicy(t, ctx, role+"-bad", role+"-nothing", func(s *rolloutv1.MachineConfigPoolRolloutSpec) {
+		s.MaintenanceWindows = []rolloutv1.MaintenanceWindow{{Start: "02:00", Duration: &metav1.Duration{Duration: time.Hour}, TimeZone: "Mars/Olympus"}}
+	})
+	waitValid(t, ctx, role+"-bad", metav1.ConditionFalse, `spec.maintenanceWindows[0].timeZone: Invalid value: "Mars/Olympus"`)
+
+	newPolicy(t, ctx, role, role, nil)
+	pacedPool(t, ctx, role, 1, 1, cfg)
+	waitEntry(t, ctx, role, role, "the pool's entry", phase(rolloutv1.PhaseDone, "all 1 node updated"))
+	waitValid(t, ctx, role, metav1.ConditionTrue, "paces 1 pool")
+	if err := k8sClient.Delete(ctx, &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: role}}); err != nil {
+		t.Fatal(err)
+	}
+	waitValid(t, ctx, role, metav1.ConditionTrue, "paces 0 pools")
+	var p rolloutv1.MachineConfigPoolRollout
+	if err := k8sClient.Get(ctx, client.ObjectKey{Name: role}, &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Status.Pools) != 0 {
+		t.Errorf("the deleted pool's entry stayed: %+v", p.Status.Pools)
+	}
+}
+
+func waitValid(t *testing.T, ctx context.Context, policy string, status metav1.ConditionStatus, message string) {
+	t.Helper()
+	var p rolloutv1.MachineConfigPoolRollout
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := k8sClient.Get(ctx, client.ObjectKey{Name: policy}, &p); err == nil {
+			for _, c := range p.Status.Conditions {
+				if c.Type == "Valid" && c.Status == status && strings.Contains(c.Message, message) {
+					return
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("mcprollout/%s: no Valid=%s with %q; conditions %+v", policy, status, message, p.Status.Conditions)
+}

@@ -15,6 +15,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/mco-dev/mco/internal/controller/drain"
+	pacingcontroller "github.com/mco-dev/mco/internal/controller/pacing"
 	"github.com/mco-dev/mco/internal/nodesim"
 	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/testenv"
@@ -63,6 +64,9 @@ func startControllers(ctx context.Context) error {
 	// Pacing is on for every test: pools without a policy must roll out exactly as without it.
 	if err := (&Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("node-test"), Clock: pacingClock,
 		Options: Options{NotReadyThreshold: testNotReadyThreshold, Pacing: true}}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&pacingcontroller.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	drainer := &drain.Reconciler{Client: mgr.GetClient(), Kube: kube, Recorder: mgr.GetEventRecorderFor("drain-test"),
