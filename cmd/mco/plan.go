@@ -86,8 +86,8 @@ or agent would refuse as unreconcilable.`,
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	fl.StringVarP(&f.output, "output", "o", "", "output format: text (default) or json")
 	fl.StringVar(&f.policy, "policy", "", "file holding MachineConfiguration cluster, whose spec.nodeDisruptionPolicy applies over the defaults (instead of the cluster's)")
-	fl.StringVar(&f.osImageURL, "os-image-url", "", "OS image the pool gets when no MachineConfig sets osImageURL")
-	fl.StringVar(&f.extensionsImage, "base-os-extensions-image", "", "extensions image the pool gets when no MachineConfig sets baseOSExtensionsContainerImage")
+	fl.StringVar(&f.osImageURL, "os-image-url", "", "with --offline: OS image the pool gets when no MachineConfig sets osImageURL")
+	fl.StringVar(&f.extensionsImage, "base-os-extensions-image", "", "with --offline: extensions image the pool gets when no MachineConfig sets baseOSExtensionsContainerImage")
 	return cmd
 }
 
@@ -200,9 +200,14 @@ func printPlan(w io.Writer, p *changeplan.Plan) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n%s\n", p.Summary)
+	return printPlanDetails(w, p)
+}
+
+// printPlanDetails writes what follows a plan's verdict: causes, kernel arguments, fields and diffs.
+func printPlanDetails(w io.Writer, p *changeplan.Plan) error {
 	if len(p.Causes) > 0 {
 		fmt.Fprintln(w, "\nWhy:")
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "  CHANGE\tACTIONS\tRULE\n")
 		for _, c := range p.Causes {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Change, strings.Join(c.Actions, ", "), c.Rule)

@@ -173,7 +173,11 @@ func printReport(w io.Writer, r *changeplan.Report) error {
 			fmt.Fprintf(w, "unreconcilable with the pool's target: %s\n", u)
 		}
 		for _, g := range p.Groups {
-			fmt.Fprintf(w, "\n--- nodes on %s: %s\n", g.Current, nodeList(g.Nodes))
+			disruption := "error"
+			if g.Plan != nil {
+				disruption = g.Plan.Disruption
+			}
+			fmt.Fprintf(w, "\n--- %s: nodes on %s (%s)\n", disruption, g.Current, nodeList(g.Nodes))
 			for _, n := range g.Nodes {
 				for _, s := range n.Notes {
 					fmt.Fprintf(w, "%s: %s\n", n.Name, s)
@@ -183,7 +187,7 @@ func printReport(w io.Writer, r *changeplan.Report) error {
 				fmt.Fprintf(w, "error: %s\n", g.Error)
 				continue
 			}
-			if err := printPlan(w, g.Plan); err != nil {
+			if err := printPlanDetails(w, g.Plan); err != nil {
 				return err
 			}
 		}

@@ -26,8 +26,7 @@ func InferDefaults(pools []*mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfi
 	sorted := slices.Clone(pools)
 	slices.SortFunc(sorted, func(a, b *mcfgv1.MachineConfigPool) int { return cmp.Compare(a.Name, b.Name) })
 	var d render.Defaults
-	var foundImage, foundExtensions bool
-	var notes []string
+	var imageFrom, extensionsFrom string // "<rendered> (pool <name>)"
 	for _, p := range sorted {
 		target := byName[p.Spec.Configuration.Name]
 		if target == nil {
@@ -37,19 +36,30 @@ func InferDefaults(pools []*mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfi
 		if !ok {
 			continue // a source is gone: what the target was rendered from is unknown
 		}
-		if !foundImage && !image {
-			d.OSImageURL, foundImage = target.Spec.OSImageURL, true
-			notes = append(notes, fmt.Sprintf("default osImageURL %q taken from %s (pool %s)", d.OSImageURL, target.Name, p.Name))
+		from := fmt.Sprintf("%s (pool %s)", target.Name, p.Name)
+		if imageFrom == "" && !image {
+			d.OSImageURL, imageFrom = target.Spec.OSImageURL, from
 		}
-		if !foundExtensions && !extensions {
-			d.BaseOSExtensionsContainerImage, foundExtensions = target.Spec.BaseOSExtensionsContainerImage, true
-			notes = append(notes, fmt.Sprintf("default baseOSExtensionsContainerImage %q taken from %s (pool %s)", d.BaseOSExtensionsContainerImage, target.Name, p.Name))
+		if extensionsFrom == "" && !extensions {
+			d.BaseOSExtensionsContainerImage, extensionsFrom = target.Spec.BaseOSExtensionsContainerImage, from
 		}
 	}
-	if !foundImage {
+	var notes []string
+	switch {
+	case imageFrom != "" && imageFrom == extensionsFrom:
+		notes = append(notes, fmt.Sprintf("default images (osImageURL %q, baseOSExtensionsContainerImage %q) taken from %s", d.OSImageURL, d.BaseOSExtensionsContainerImage, imageFrom))
+	default:
+		if imageFrom != "" {
+			notes = append(notes, fmt.Sprintf("default osImageURL %q taken from %s", d.OSImageURL, imageFrom))
+		}
+		if extensionsFrom != "" {
+			notes = append(notes, fmt.Sprintf("default baseOSExtensionsContainerImage %q taken from %s", d.BaseOSExtensionsContainerImage, extensionsFrom))
+		}
+	}
+	if imageFrom == "" {
 		notes = append(notes, "no pool's rendered config shows the controller's default osImageURL; pools that no MachineConfig gives one render without it")
 	}
-	if !foundExtensions {
+	if extensionsFrom == "" {
 		notes = append(notes, "no pool's rendered config shows the controller's default baseOSExtensionsContainerImage; pools that no MachineConfig gives one render without it")
 	}
 	return d, notes

@@ -154,6 +154,7 @@ func planPool(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool,
 			g.Error = err.Error()
 			continue
 		}
+		p.Sources = out.Sources
 		g.Plan = p
 	}
 	return out

@@ -194,6 +194,11 @@ func TestInferDefaults(t *testing.T) {
 		t.Errorf("notes %v do not say the image came from worker", notes)
 	}
 
+	d, notes = InferDefaults([]*mcfgv1.MachineConfigPool{wk}, all)
+	if d != opts.Defaults || len(notes) != 1 || !strings.HasPrefix(notes[0], "default images (") {
+		t.Errorf("from worker alone: %+v, notes %v; want both images in one note", d, notes)
+	}
+
 	d, notes = InferDefaults([]*mcfgv1.MachineConfigPool{m}, all)
 	if d.OSImageURL != "" || d.BaseOSExtensionsContainerImage != opts.Defaults.BaseOSExtensionsContainerImage {
 		t.Errorf("from master alone: %+v; its image is an override, so no default image is known", d)
