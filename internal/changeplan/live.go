@@ -217,7 +217,7 @@ func (r *Report) Why() string {
 			case g.Plan != nil && len(g.Plan.Unreconcilable) > 0:
 				parts = append(parts, fmt.Sprintf("pool %s: nodes on %s would refuse the change: %s", p.Pool, g.Current, strings.Join(g.Plan.Unreconcilable, "; ")))
 			case g.Plan != nil && g.Plan.Disrupts():
-				parts = append(parts, fmt.Sprintf("pool %s: %s would be %s", p.Pool, strings.Join(who, ", "), map[bool]string{true: "drained and rebooted", false: "drained"}[g.Plan.Reboot]))
+				parts = append(parts, fmt.Sprintf("pool %s: %s would be %s", p.Pool, firstNames(who), map[bool]string{true: "drained and rebooted", false: "drained"}[g.Plan.Reboot]))
 			}
 			for _, n := range g.Nodes {
 				if n.RebootPending {
@@ -227,4 +227,12 @@ func (r *Report) Why() string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// firstNames names at most three nodes, so a group of 500 still makes a one-line reason.
+func firstNames(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 }

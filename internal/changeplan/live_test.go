@@ -335,6 +335,14 @@ func TestLive(t *testing.T) {
 	})
 }
 
+func TestFirstNames(t *testing.T) {
+	for in, want := range map[string]string{"a": "a", "a,b,c": "a, b, c", "a,b,c,d,e": "a, b, c and 2 more"} {
+		if got := firstNames(strings.Split(in, ",")); got != want {
+			t.Errorf("firstNames(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func nodeNames(g NodeGroup) []string {
 	out := make([]string, len(g.Nodes))
 	for i, n := range g.Nodes {
