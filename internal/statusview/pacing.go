@@ -151,4 +151,3 @@ func describePhase(s rolloutv1.PoolRolloutStatus) string {
 func clock(t, now time.Time) string {
 	return t.In(now.Location()).Format("Mon 15:04 MST")
 }
-
