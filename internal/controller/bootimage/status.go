@@ -22,7 +22,11 @@ var degradedGauge = prometheus.NewGauge(prometheus.GaugeOpts{
 	Help: "1 when MachineConfiguration cluster reports BootImageUpdateDegraded=True, else 0.",
 })
 
-func init() { metrics.Registry.MustRegister(degradedGauge) }
+func init() { metrics.Registry.MustRegister(Collectors()...) }
+
+// Collectors are the series this package exports on the controller's metrics endpoint, so a
+// test can list them (docs/metrics.md, config/prometheus) without starting the controller.
+func Collectors() []prometheus.Collector { return []prometheus.Collector{degradedGauge} }
 
 // writeStatus sets both conditions and the effective boot image configuration on
 // MachineConfiguration `cluster`, writing only when something changed. The optimistic lock

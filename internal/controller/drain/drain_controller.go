@@ -82,7 +82,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Client.Get(ctx, req.NamespacedName, node); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			r.forget(req.Name)
-			drainErr.DeleteLabelValues(req.Name)
+			forgetNodeMetrics(req.Name)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -139,7 +139,11 @@ func (r *Reconciler) drain(ctx context.Context, node *corev1.Node, wanted string
 			return r.stillBlocked(ctx, node, obstacles, now.Sub(started))
 		}
 	}
-	return reconcile.Result{}, r.acknowledge(ctx, node, wanted, true)
+	if err := r.acknowledge(ctx, node, wanted, true); err != nil {
+		return reconcile.Result{}, err
+	}
+	drainSeconds.Observe(time.Since(started).Seconds())
+	return reconcile.Result{}, nil
 }
 
 // onlyEvictedNow is true when no obstacle is a budget refusal: a second look may find the node
@@ -156,6 +160,7 @@ func onlyEvictedNow(obstacles []Obstacle) bool {
 // stillBlocked requeues, and once the drain is older than the threshold reports what blocks it.
 func (r *Reconciler) stillBlocked(ctx context.Context, node *corev1.Node, obstacles []Obstacle, age time.Duration) (reconcile.Result, error) {
 	next := reconcile.Result{RequeueAfter: Backoff(age, r.Options.BlockedThreshold)}
+	recordObstacles(node.Name, obstacles)
 	if age < r.Options.BlockedThreshold {
 		return next, nil
 	}
@@ -184,7 +189,7 @@ func (r *Reconciler) acknowledge(ctx context.Context, node *corev1.Node, wanted 
 	if err != nil {
 		return fmt.Errorf("acknowledging %s: %w", wanted, err)
 	}
-	drainErr.DeleteLabelValues(node.Name)
+	forgetNodeMetrics(node.Name)
 	return nil
 }
 

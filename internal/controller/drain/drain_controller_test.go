@@ -103,6 +103,9 @@ func TestBlockedDrainResumesFromAnnotationAndRecordons(t *testing.T) {
 	if got := testutil.ToFloat64(drainErr.WithLabelValues(node.Name)); got != 1 {
 		t.Errorf("mcc_drain_err = %v, want 1", got)
 	}
+	if got := testutil.ToFloat64(blockedByBudget.WithLabelValues(node.Name)); got != 1 {
+		t.Errorf("mcc_drain_blocked_by_pdb = %v, want 1", got)
+	}
 	if started := n.Annotations[protocol.DrainStartedAtAnnotation]; started == "" || time.Since(mustParse(t, started)) < 50*time.Minute {
 		t.Errorf("drain-started-at %q was reset instead of resumed", started)
 	}

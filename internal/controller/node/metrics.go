@@ -25,8 +25,12 @@ var (
 	}, []string{"pool"})
 )
 
-func init() {
-	metrics.Registry.MustRegister(machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount)
+func init() { metrics.Registry.MustRegister(Collectors()...) }
+
+// Collectors are the series this package exports on the controller's metrics endpoint, so a
+// test can list them (docs/metrics.md, config/prometheus) without starting the controller.
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount}
 }
 
 func recordPoolMetrics(pool string, st mcfgv1.MachineConfigPoolStatus, unresponsive int) {
