@@ -1,0 +1,200 @@
+package explain
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollout"
+	"github.com/mco-dev/mco/internal/statusview"
+)
+
+// Node explains what mco is doing with the node called name.
+func Node(c Cluster, name string) (Explanation, error) {
+	n := c.node(name)
+	if n == nil {
+		return Explanation{}, &NotFoundError{Kind: "node", Name: name}
+	}
+	x := Explanation{Object: "node/" + name}
+	// The node's own events, and its pool's that name it (SetDesiredConfig, NodeUnresponsive).
+	poolName, poolErr := rollout.NewPools(c.poolPointers()).PrimaryPool(n)
+	pool := c.pool(poolName)
+	events := newestFirst(c.Events, func(ev corev1.Event) bool {
+		o := ev.InvolvedObject
+		return o.Kind == "Node" && o.Name == name ||
+			pool != nil && o.Kind == "MachineConfigPool" && o.Name == pool.Name && mentions(ev.Message, name)
+	})
+	e := nodeExplainer{c: c, n: n, pool: pool, events: events}
+	switch {
+	case n.Labels[rollout.OSLabel] == "windows":
+		x.Summary = "not managed: a Windows node"
+		x.Doing, x.Next = "nothing: mco never manages Windows nodes", "nothing"
+	case poolErr != nil:
+		var amb *rollout.AmbiguousPoolError
+		x.Summary = "not managed: in two custom pools"
+		x.Doing, x.Next = "nothing: a node two custom pools select is left alone", "nothing until one pool selects it"
+		x.Why = []string{poolErr.Error()}
+		if errors.As(poolErr, &amb) {
+			x.YouCan = []string{fmt.Sprintf("remove the labels of all but one of the pools %s from the node (`kubectl label node %s KEY-`)", strings.Join(amb.Pools, ", "), name)}
+		}
+	case pool == nil:
+		x.Summary = "not managed: no pool selects it"
+		x.Doing, x.Next = "nothing", "nothing until a MachineConfigPool's nodeSelector matches its labels"
+		x.YouCan = []string{fmt.Sprintf("label it for a pool, e.g. `kubectl label node %s %s=`", name, protocol.WorkerRoleLabel)}
+	case !rollout.Managed(n):
+		x.Summary = fmt.Sprintf("joining mcp/%s: the agent has not reported yet", pool.Name)
+		x.Doing = "waiting for the node's agent to report the config the node runs (annotation currentConfig)"
+		x.Next = "the pool counts and updates the node once its agent reports"
+		x.YouCan = []string{fmt.Sprintf("check the node's agent: `journalctl -u mco-daemon` on it, or its pod (`kubectl -n openshift-machine-config-operator get pods -l app.kubernetes.io/component=daemon --field-selector spec.nodeName=%s`)", name)}
+	default:
+		e.explain(&x)
+	}
+	x.Evidence = append(x.Evidence, annotationEvidence(n)...)
+	x.Evidence = append(x.Evidence, nodeConditionEvidence(n, c.Now)...)
+	x.Evidence = append(x.Evidence, machineConfigNodeEvidence(c.machineConfigNode(name))...)
+	if pool != nil {
+		x.Evidence = append(x.Evidence, poolConditionEvidence(pool)...)
+	}
+	x.Evidence = append(x.Evidence, eventEvidence(events, c.Now)...)
+	return x, nil
+}
+
+type nodeExplainer struct {
+	c      Cluster
+	n      *corev1.Node
+	pool   *mcfgv1.MachineConfigPool
+	events []corev1.Event
+}
+
+func (e nodeExplainer) annotation(key string) string { return e.n.Annotations[key] }
+
+// explain reads a managed node: a failure first, then a node that did not come back, then the
+// step of its update, then whether its pool holds it back.
+func (e nodeExplainer) explain(x *Explanation) {
+	n, now := e.n, e.c.Now
+	current, desired := e.annotation(protocol.CurrentConfigAnnotation), e.annotation(protocol.DesiredConfigAnnotation)
+	target := e.pool.Spec.Configuration.Name
+	in := fmt.Sprintf("mcp/%s", e.pool.Name)
+	notReadySince, notReady := rollout.NotReadySince(n)
+	threshold := e.c.threshold()
+	drainWanted := protocol.DrainRequest(desired)
+	draining := e.annotation(protocol.DesiredDrainAnnotation) == drainWanted && e.annotation(protocol.LastAppliedDrainAnnotation) != drainWanted
+
+	switch {
+	case rollout.Degraded(n):
+		p := diagnose(n, e.events)
+		state := e.annotation(protocol.StateAnnotation)
+		x.Summary = fmt.Sprintf("%s (%s) in %s", state, p.Kind, in)
+		if current != desired {
+			x.Doing = fmt.Sprintf("stuck between configs: runs %s, asked for %s", current, desired)
+		} else {
+			x.Doing = fmt.Sprintf("not updating: runs %s, its desired config", current)
+		}
+		x.Why = []string{p.Why}
+		x.Next = p.Next
+		x.YouCan = p.YouCan
+	case notReady && rollout.Updating(n) && now.Sub(notReadySince) >= threshold:
+		x.Summary = fmt.Sprintf("not back from its update: NotReady for %s in %s", age(now.Sub(notReadySince)), in)
+		x.Doing = fmt.Sprintf("updating from %s to %s", current, desired)
+		why := fmt.Sprintf("the node has not been Ready since %s (%s ago, past the %s threshold) in the middle of its update to %s", stamp(notReadySince), age(now.Sub(notReadySince)), threshold, desired)
+		if e.annotation(protocol.PostConfigActionAnnotation) == protocol.PostConfigActionRebooting {
+			why += "; it went down for the reboot the update needs and did not come back"
+		}
+		x.Why = []string{why}
+		x.Next = fmt.Sprintf("%s reports it NodeUnresponsive and starts no further node until it is Ready again or its Node is deleted; once Ready, the agent checks what booted and reports Done", in)
+		x.YouCan = []string{
+			"look at the machine: console, power, the kubelet (`journalctl -u kubelet`)",
+			fmt.Sprintf("if the machine is gone for good: `kubectl delete node %s` (the pool's rollout finishes on the rest)", n.Name),
+		}
+	case draining:
+		e.drain(x, desired, in)
+	case e.annotation(protocol.PostConfigActionAnnotation) == protocol.PostConfigActionRebooting:
+		x.Summary = fmt.Sprintf("rebooting into %s in %s", desired, in)
+		x.Doing = fmt.Sprintf("rebooting: the agent wrote %s and queued the reboot it needs", desired)
+		x.Next = "once the node is back, the agent checks what booted (kernel arguments, OS image) and reports Done; then the drain controller uncordons it"
+		if notReady {
+			x.Doing += fmt.Sprintf("; NotReady since %s (%s ago)", stamp(notReadySince), age(now.Sub(notReadySince)))
+			x.Next += fmt.Sprintf("; if it is still NotReady at %s (the %s threshold), the pool reports it unresponsive", stamp(notReadySince.Add(threshold)), threshold)
+		}
+	case current != desired && protocol.NodeState(e.annotation(protocol.StateAnnotation)) == protocol.NodeWorking:
+		phase := statusview.NodePhase(n, desired)
+		x.Summary = fmt.Sprintf("updating to %s in %s: %s", desired, in, phase)
+		if phase == statusview.PhaseCordoned {
+			x.Doing = fmt.Sprintf("drained and cordoned; the agent is applying %s", desired)
+		} else {
+			x.Doing = fmt.Sprintf("the agent is applying %s (checking drift, planning, writing files)", desired)
+		}
+		x.Next = "the agent writes the config in one transaction, reboots if the change needs it, asks for an uncordon and reports Done"
+	case current != desired:
+		x.Summary = fmt.Sprintf("queued for %s in %s: the agent has not started", desired, in)
+		x.Doing = fmt.Sprintf("waiting for the node's agent to start the update from %s to %s", current, desired)
+		x.Next = "the agent starts at its next sync (it watches its Node)"
+		x.YouCan = []string{"if this lasts, check the node's agent is running: `journalctl -u mco-daemon` on it"}
+	case e.annotation(protocol.DesiredDrainAnnotation) == protocol.UncordonRequest(desired) && e.annotation(protocol.LastAppliedDrainAnnotation) != e.annotation(protocol.DesiredDrainAnnotation):
+		x.Summary = fmt.Sprintf("finishing its update to %s in %s: uncordoning", desired, in)
+		x.Doing = "the agent asked the drain controller to uncordon the node"
+		x.Next = "the drain controller uncordons it and the node is Ready and Done"
+	case target != "" && desired != target:
+		e.waiting(x, current, target, in)
+	default:
+		x.Summary = fmt.Sprintf("Done: runs %s, the target of %s", current, in)
+		x.Doing = "nothing: the node runs its pool's target config"
+		x.Next = "nothing until the pool gets a new target (a MachineConfig of the pool changes)"
+		if n.Spec.Unschedulable {
+			x.Why = []string{"the node is cordoned, but not by mco's drain for an update: someone cordoned it"}
+			x.YouCan = []string{fmt.Sprintf("`kubectl uncordon %s` when that is done", n.Name)}
+		}
+	}
+}
+
+// drain explains a drain the agent asked for that the drain controller has not acknowledged.
+func (e nodeExplainer) drain(x *Explanation, desired, in string) {
+	now := e.c.Now
+	x.Summary = fmt.Sprintf("draining for %s in %s", desired, in)
+	x.Doing = fmt.Sprintf("draining: the node is cordoned and its pods are being evicted, before %s is applied", desired)
+	if started, err := time.Parse(time.RFC3339, e.annotation(protocol.DrainStartedAtAnnotation)); err == nil {
+		x.Doing += fmt.Sprintf(" (since %s, %s)", stamp(started), age(now.Sub(started)))
+	}
+	x.Next = "once every pod is evicted the drain controller acknowledges the drain and the agent applies the config"
+	report := e.annotation(protocol.DrainBlockedAnnotation)
+	if report == "" {
+		x.Next += "; a drain still running after the drain controller's threshold (--drain-blocked-threshold, 10m by default) is reported as DrainBlocked, naming the pods and budgets in the way"
+		return
+	}
+	x.Summary = fmt.Sprintf("drain blocked for %s in %s", desired, in)
+	x.Why = []string{"the drain is blocked: " + bound(report)}
+	x.Next = "the drain controller retries each eviction (at most a minute apart) and the node stays cordoned; the agent applies the config once the last pod is gone"
+	budgets, pods := blockers(report)
+	for _, b := range budgets[:min(len(budgets), 3)] {
+		x.YouCan = append(x.YouCan, fmt.Sprintf("see why PodDisruptionBudget %s allows no disruption: `kubectl get pdb %s -o wide`; scale its workload up or relax the budget", b, kubectlRef(b)))
+	}
+	for _, p := range pods[:min(len(pods), 3)] {
+		x.YouCan = append(x.YouCan, fmt.Sprintf("if losing it is acceptable, delete pod %s yourself: `kubectl delete pod %s`", p, kubectlRef(p)))
+	}
+	if len(budgets) == 0 && len(pods) == 0 {
+		x.YouCan = append(x.YouCan, fmt.Sprintf("see the pods left on the node: `kubectl get pods -A --field-selector spec.nodeName=%s`", e.n.Name))
+	}
+}
+
+// waiting explains a Done node that its pool has not yet targeted at its new config.
+func (e nodeExplainer) waiting(x *Explanation, current, target, in string) {
+	x.Summary = fmt.Sprintf("waiting: runs %s, %s targets %s", current, in, target)
+	x.Doing = fmt.Sprintf("nothing yet: the node controller has not given the node %s", target)
+	hs := holds(e.c, e.pool)
+	for _, h := range hs {
+		x.Why = append(x.Why, h.Why)
+		x.YouCan = append(x.YouCan, h.YouCan...)
+	}
+	if len(hs) > 0 {
+		x.Summary = fmt.Sprintf("waiting: %s holds its update to %s", in, target)
+		x.Next = hs[0].Next
+		return
+	}
+	x.Why = append(x.Why, statusview.PoolPacing(e.c.Policies, e.pool).Lines(e.c.Now)...)
+	x.Next = "the node controller gives it the target as soon as the pool has room (maxUnavailable, pacing); nodes start in a stable order"
+}

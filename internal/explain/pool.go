@@ -1,0 +1,139 @@
+package explain
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mco-dev/mco/internal/poolcondition"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollout"
+	"github.com/mco-dev/mco/internal/statusview"
+)
+
+// Pool explains what mco is doing with the MachineConfigPool called name.
+func Pool(c Cluster, name string) (Explanation, error) {
+	pool := c.pool(name)
+	if pool == nil {
+		return Explanation{}, &NotFoundError{Kind: "machineconfigpool", Name: name}
+	}
+	x := Explanation{Object: "mcp/" + name}
+	target := pool.Spec.Configuration.Name
+	members := c.members(pool)
+	byPhase := map[statusview.Phase][]string{}
+	var degraded []*corev1.Node
+	for _, n := range members {
+		ph := statusview.NodePhase(n, target)
+		byPhase[ph] = append(byPhase[ph], n.Name)
+		if rollout.Degraded(n) {
+			degraded = append(degraded, n)
+		}
+	}
+	for _, names := range byPhase {
+		slices.Sort(names)
+	}
+	done := len(byPhase[statusview.PhaseDone])
+	hs := holds(c, pool)
+
+	state := "Updating"
+	switch {
+	case target == "":
+		state = "not rendered yet"
+	case poolcondition.IsTrue(&pool.Status, mcfgv1.MachineConfigPoolDegraded) || len(degraded) > 0:
+		state = "Degraded"
+	case pool.Spec.Paused && done < len(members):
+		state = "Paused"
+	case done == len(members):
+		state = "Updated"
+	}
+	x.Summary = fmt.Sprintf("%s: %d of %d nodes run %s", state, done, len(members), orNone(target))
+	if len(hs) > 0 {
+		x.Summary += "; held: " + firstClause(hs[0].Why)
+	}
+	x.Doing = doing(byPhase, target)
+
+	for _, n := range sortedByName(degraded)[:min(len(degraded), maxNamedNodes)] {
+		p := diagnose(n, eventsAbout(c.Events, "Node", n.Name))
+		x.Why = append(x.Why, bound(fmt.Sprintf("node %s is %s (%s): %s", n.Name, n.Annotations[protocol.StateAnnotation], p.Kind, p.Why)))
+		x.YouCan = appendOnce(x.YouCan, fmt.Sprintf("`mco explain node/%s` for what to do about it", n.Name))
+	}
+	if extra := len(degraded) - maxNamedNodes; extra > 0 {
+		x.Why = append(x.Why, fmt.Sprintf("and %d more degraded nodes", extra))
+	}
+	if cond := poolcondition.Get(&pool.Status, poolcondition.DrainBlocked); cond != nil && cond.Status == corev1.ConditionTrue {
+		x.Why = append(x.Why, bound("drains are blocked (DrainBlocked): "+cond.Message))
+		x.YouCan = appendOnce(x.YouCan, "`mco explain node/NAME` for a blocked node names the budgets and pods and what to do")
+	}
+	for _, h := range hs {
+		x.Why = append(x.Why, h.Why)
+		for _, y := range h.YouCan {
+			x.YouCan = appendOnce(x.YouCan, y)
+		}
+	}
+	switch {
+	case len(hs) > 0:
+		x.Next = hs[0].Next
+	case target == "":
+		x.Next = "the render controller renders the pool's MachineConfigs and sets its target"
+	case done == len(members):
+		x.Next = "nothing until the pool gets a new target (a MachineConfig of the pool changes)"
+	default:
+		x.Next = "the node controller starts waiting nodes as the nodes updating now finish (maxUnavailable, pacing)"
+		x.Why = append(x.Why, statusview.PoolPacing(c.Policies, pool).Lines(c.Now)...)
+	}
+	x.Evidence = append(x.Evidence, fmt.Sprintf("mcp/%s: target %s, status.configuration %s, machines %d, updated %d, ready %d, unavailable %d, degraded %d, paused %t",
+		name, orNone(target), orNone(pool.Status.Configuration.Name), pool.Status.MachineCount, pool.Status.UpdatedMachineCount,
+		pool.Status.ReadyMachineCount, pool.Status.UnavailableMachineCount, pool.Status.DegradedMachineCount, pool.Spec.Paused))
+	x.Evidence = append(x.Evidence, poolConditionEvidence(pool)...)
+	if p := statusview.PoolPacing(c.Policies, pool); p.Policy != "" && p.Decided {
+		s := p.Status
+		x.Evidence = append(x.Evidence, bound(fmt.Sprintf("mcprollout/%s pool %s: phase %s, batch %d, done %d, remaining %d, target %s, reason %s",
+			p.Policy, name, s.Phase, s.Batch, s.NodesDone, s.NodesRemaining, orNone(s.Target), orNone(s.Reason))))
+	}
+	x.Evidence = append(x.Evidence, eventEvidence(eventsAbout(c.Events, "MachineConfigPool", name), c.Now)...)
+	return x, nil
+}
+
+// phaseOrder is how doing lists nodes: furthest along first, waiting last.
+var phaseOrder = []statusview.Phase{
+	statusview.PhaseDegraded, statusview.PhaseRebooting, statusview.PhaseApplying, statusview.PhaseCordoned,
+	statusview.PhaseDraining, statusview.PhaseQueued, statusview.PhaseWaiting,
+}
+
+// doing says which nodes are at which step, naming a few per step.
+func doing(byPhase map[statusview.Phase][]string, target string) string {
+	var parts []string
+	for _, ph := range phaseOrder {
+		if names := byPhase[ph]; len(names) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", ph, nameNodes(names)))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing: every node runs " + orNone(target)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sortedByName(nodes []*corev1.Node) []*corev1.Node {
+	out := slices.Clone(nodes)
+	slices.SortFunc(out, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// firstClause is the part of a reason before its first colon: "paced by mcprollout/workers".
+func firstClause(s string) string {
+	if before, _, ok := strings.Cut(s, ": "); ok {
+		return before
+	}
+	return s
+}
