@@ -1,0 +1,133 @@
+package diagnose
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/statusview"
+)
+
+// SummaryInput is what the summary page is made of.
+type SummaryInput struct {
+	Collected time.Time
+	// Since is how far back logs and events go.
+	Since time.Duration
+	// Versions are "component: version" lines (this CLI, Kubernetes, the controller).
+	Versions []string
+	// LogSource says where logs and journals came from.
+	LogSource      string
+	Pools          []mcfgv1.MachineConfigPool
+	Nodes          []corev1.Node
+	Rollouts       []rolloutv1.MachineConfigPoolRollout
+	Failures       int
+	Redactions     int
+	PoolsCollected bool
+	NodesCollected bool
+}
+
+// Summary is summary.txt: versions, the pools and nodes as `mco status` shows them, and what
+// needs attention (Attention).
+func Summary(in SummaryInput) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "mco diagnose bundle, collected %s; logs, journals and events of the last %s\n", in.Collected.UTC().Format(time.RFC3339), in.Since)
+	fmt.Fprintf(&b, "logs and journals from: %s\n\n", in.LogSource)
+	for _, v := range in.Versions {
+		fmt.Fprintln(&b, v)
+	}
+	fmt.Fprintln(&b)
+	if !in.PoolsCollected || !in.NodesCollected {
+		fmt.Fprintln(&b, "pools or nodes could not be read (see errors.txt); the tables below show what was")
+	}
+	if err := statusview.WriteTables(&b, statusview.Pools(in.Pools, in.Rollouts), statusview.Nodes(in.Pools, in.Nodes)); err != nil {
+		fmt.Fprintf(&b, "(tables: %v)\n", err)
+	}
+	fmt.Fprintln(&b)
+	if att := Attention(in.Pools, in.Nodes); len(att) > 0 {
+		fmt.Fprintln(&b, "Needs attention:")
+		for _, a := range att {
+			fmt.Fprintf(&b, "  %s\n", a)
+		}
+	} else {
+		fmt.Fprintln(&b, "Needs attention: nothing (no pool degraded or paused, every node Ready, schedulable and Done on its desired config)")
+	}
+	fmt.Fprintln(&b)
+	switch in.Failures {
+	case 0:
+		fmt.Fprintln(&b, "Every part was collected.")
+	default:
+		fmt.Fprintf(&b, "%d parts could not be collected: see %s.\n", in.Failures, ErrorsFile)
+	}
+	fmt.Fprintf(&b, "%d secret values in MachineConfigs were replaced by their sha256: see %s.\n", in.Redactions, RedactionsFile)
+	return b.String()
+}
+
+// RedactionsFile lists what was redacted.
+const RedactionsFile = "redactions.txt"
+
+// Attention lists, one line each, the pools that are degraded or paused and the nodes that
+// are degraded, not Ready, cordoned, or not yet on their desired config.
+func Attention(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []string {
+	var out []string
+	for _, p := range pools {
+		for _, c := range p.Status.Conditions {
+			if c.Status == corev1.ConditionTrue && strings.HasSuffix(string(c.Type), "Degraded") {
+				out = append(out, fmt.Sprintf("pool %s: %s: %s", p.Name, c.Type, firstLine(c.Message)))
+			}
+		}
+		if p.Spec.Paused {
+			out = append(out, fmt.Sprintf("pool %s: paused: no node gets a new config until spec.paused is false", p.Name))
+		}
+	}
+	sorted := slices.Clone(nodes)
+	slices.SortFunc(sorted, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+	for _, n := range sorted {
+		a := n.Annotations
+		var why []string
+		switch state := protocol.NodeState(a[protocol.StateAnnotation]); state {
+		case protocol.NodeDegraded, protocol.NodeUnreconcilable:
+			why = append(why, fmt.Sprintf("%s: %s", state, firstLine(a[protocol.ReasonAnnotation])))
+		}
+		if !nodeReady(&n) {
+			why = append(why, "not Ready")
+		}
+		if n.Spec.Unschedulable {
+			why = append(why, "cordoned")
+		}
+		if cur, want := a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation]; want != "" && cur != want {
+			why = append(why, fmt.Sprintf("on %s, desired %s (state %s)", orNone(cur), want, orNone(a[protocol.StateAnnotation])))
+		}
+		if len(why) > 0 {
+			out = append(out, fmt.Sprintf("node %s: %s", n.Name, strings.Join(why, "; ")))
+		}
+	}
+	return out
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
