@@ -36,9 +36,11 @@ type Options struct {
 	Rebooter reboot.Rebooter
 	Systemd  systemd.Manager
 	OS       osimage.Backend
-	// Metrics, when set, receives the agent's Prometheus series.
-	Metrics prometheus.Registerer
-	Log     *slog.Logger
+	// Metrics, when set, receives the agent's Prometheus series; the kubelet's health is then
+	// checked at KubeletHealthURL (default DefaultKubeletHealthURL) every 30 s for them.
+	Metrics          prometheus.Registerer
+	KubeletHealthURL string
+	Log              *slog.Logger
 }
 
 func (o *Options) defaults(root *noderoot.Root) {
@@ -50,6 +52,9 @@ func (o *Options) defaults(root *noderoot.Root) {
 	}
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = time.Hour
+	}
+	if o.KubeletHealthURL == "" {
+		o.KubeletHealthURL = DefaultKubeletHealthURL
 	}
 	if o.JournalRetry == 0 {
 		o.JournalRetry = 5 * time.Second
@@ -112,6 +117,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	defer a.kube.stop()
 	go a.kube.run(ctx)
+	if opts.Metrics != nil {
+		go watchKubelet(ctx, opts.KubeletHealthURL, 30*time.Second, a.metrics.kubeletState, opts.Log)
+	}
 	if !a.kube.synced(ctx) {
 		return ctx.Err()
 	}

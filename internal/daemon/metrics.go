@@ -11,7 +11,13 @@ type metrics struct {
 	state         *prometheus.GaugeVec
 	drift         prometheus.Gauge
 	rebootsFailed prometheus.Counter
+	reboots       prometheus.Counter
 	applySeconds  prometheus.Histogram
+	// pivotErrors counts OS changes that failed: the backend could not stage them, or after
+	// the reboot the booted system is not what the config asks for.
+	pivotErrors prometheus.Counter
+	// kubeletState is the number of consecutive failed kubelet health checks (0: healthy).
+	kubeletState prometheus.Gauge
 	// The drift monitor's watches: how drift is found, not whether there is any.
 	driftWatchDegraded prometheus.Gauge
 	driftWatchErrors   *prometheus.CounterVec
@@ -25,6 +31,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Unix time the agent last found the disk differing from the current config; 0 when in sync"}),
 		rebootsFailed: prometheus.NewCounter(prometheus.CounterOpts{Name: "mcd_reboots_failed_total",
 			Help: "Reboots the agent failed to queue"}),
+		reboots: prometheus.NewCounter(prometheus.CounterOpts{Name: "mcd_reboots_total",
+			Help: "Reboots the agent queued to bring a config into effect"}),
+		pivotErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "mcd_pivot_errors_total",
+			Help: "OS changes that failed: the OS backend could not stage them, or what booted afterwards is not what the config asks for"}),
+		kubeletState: prometheus.NewGauge(prometheus.GaugeOpts{Name: "mcd_kubelet_state",
+			Help: "Consecutive failed checks of the kubelet's health endpoint; 0 while the kubelet answers"}),
 		applySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "mcd_apply_duration_seconds",
 			Help: "Time to write a config to the node, from journal to commit", Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}),
 		driftWatchDegraded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "mcd_drift_watch_degraded",
@@ -33,10 +45,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Failures of the drift monitor's file watching: kind watcher (no inotify instance), watch (a directory got no watch), events (events lost, e.g. queue overflow)"}, []string{"kind"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.state, m.drift, m.rebootsFailed, m.applySeconds, m.driftWatchDegraded, m.driftWatchErrors)
+		reg.MustRegister(m.state, m.drift, m.rebootsFailed, m.reboots, m.applySeconds, m.pivotErrors, m.kubeletState, m.driftWatchDegraded, m.driftWatchErrors)
 	}
 	return m
 }
+
+// RegisterMetrics registers with reg the series Run exports when Options.Metrics is reg, so a
+// test can list them (docs/metrics.md, config/prometheus) without running an agent.
+func RegisterMetrics(reg prometheus.Registerer) { newMetrics(reg) }
 
 func (m *metrics) setState(s protocol.NodeState, reason string) {
 	m.state.Reset()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -165,7 +167,15 @@ func TestBootedConfigIsVerified(t *testing.T) {
 	r1.Spec.KernelArguments = []string{"quiet", "audit=1 nosmt"}
 	root, host := onPackageHost(t, ctx, "os-verify", "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet", r0, r1)
 	var bootLoaderWorks atomic.Bool
-	ag := startAgentWith(t, "os-verify", root, host.configure, func() {
+	// Each agent process gets its own registry, as after a real reboot.
+	var registry atomic.Pointer[prometheus.Registry]
+	configure := func(o *daemon.Options) {
+		host.configure(o)
+		reg := prometheus.NewRegistry()
+		registry.Store(reg)
+		o.Metrics = reg
+	}
+	ag := startAgentWith(t, "os-verify", root, configure, func() {
 		if bootLoaderWorks.Load() {
 			host.boot(t)
 		}
@@ -187,6 +197,14 @@ func TestBootedConfigIsVerified(t *testing.T) {
 	}
 	if ag.reboots.Load() != 1 {
 		t.Errorf("%d reboots, want 1", ag.reboots.Load())
+	}
+	// A pivot error for the alert MCDPivotError, counted once however often the agent re-checks.
+	if err := testutil.GatherAndCompare(registry.Load(), strings.NewReader(`
+# HELP mcd_pivot_errors_total OS changes that failed: the OS backend could not stage them, or what booted afterwards is not what the config asks for
+# TYPE mcd_pivot_errors_total counter
+mcd_pivot_errors_total 1
+`), "mcd_pivot_errors_total"); err != nil {
+		t.Error(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(root, osimage.KernelCmdlinePath)); string(got) != "root=/dev/vda1 ro quiet audit=1 nosmt\n" {
 		t.Errorf("staged command line %q", got)

@@ -215,9 +215,16 @@ func (a *Agent) degrade(ctx context.Context, state protocol.NodeState, eventReas
 	if node.Annotations[protocol.StateAnnotation] != string(state) || node.Annotations[protocol.ReasonAnnotation] != truncate(err.Error()) {
 		a.opts.Log.Error("node degraded", "node", a.opts.NodeName, "state", state, "err", err)
 		a.kube.event(corev1.EventTypeWarning, eventReason, "%s", err)
+		if pivotFailures[eventReason] {
+			a.metrics.pivotErrors.Inc()
+		}
 	}
 	return a.report(ctx, state, err.Error(), nil)
 }
+
+// pivotFailures are the degradations that mean an OS change did not come into effect after
+// its reboot; counted once each time the node enters one (staging failures count in apply).
+var pivotFailures = map[string]bool{"BootedConfigMismatch": true, "FirstBootFailed": true}
 
 func truncate(s string) string {
 	if len(s) > protocol.MaxReasonLength {

@@ -261,6 +261,9 @@ func (a *Agent) apply(ctx context.Context, req apply.Request, pl plan.Plan) erro
 		return fmt.Errorf("preparing %s: %w", req.To, err)
 	}
 	err = txn.Apply(ctx)
+	if staging := (*apply.OSStageError)(nil); errors.As(err, &staging) {
+		a.metrics.pivotErrors.Inc()
+	}
 	if err == nil && !pl.NeedsReboot() {
 		err = a.postActions(ctx, pl)
 	}
@@ -314,6 +317,7 @@ func (a *Agent) reboot(ctx context.Context, desired, why string) error {
 		err = fmt.Errorf("config %s is written but the reboot failed: %w", desired, err)
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "RebootFailed", err), err)
 	}
+	a.metrics.reboots.Inc()
 	a.s.rebootQueuedAt = time.Now()
 	a.s.rebootRequests++
 	if a.s.rebootTimer != nil {

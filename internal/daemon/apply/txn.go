@@ -144,7 +144,7 @@ func (t *Txn) Apply(ctx context.Context) error {
 			return err
 		}
 		if err := t.a.OS.Stage(ctx, *t.req.OS); err != nil {
-			return fmt.Errorf("staging OS changes with %s: %w", t.a.OS.Name(), err)
+			return fmt.Errorf("staging OS changes with %s: %w", t.a.OS.Name(), &OSStageError{Err: err})
 		}
 		failpoint.Hit()
 	}
