@@ -13,4 +13,5 @@ func addCommands(root *cobra.Command) {
 	root.AddCommand(newDaemonCommand())
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newStatusCommand(), newRolloutCommand())
+	root.AddCommand(newExplainCommand())
 }

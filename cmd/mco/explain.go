@@ -1,0 +1,69 @@
+//go:build !nodeagent
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mco-dev/mco/internal/explain"
+	"github.com/mco-dev/mco/internal/rollout"
+	"github.com/mco-dev/mco/internal/scheme"
+)
+
+func newExplainCommand() *cobra.Command {
+	var kubeconfig, output string
+	var threshold time.Duration
+	cmd := &cobra.Command{
+		Use:   "explain node/NAME | mcp/NAME",
+		Short: "Say in plain words what a node or pool is doing, why it is stuck or degraded, what mco does next and what you can do",
+		Long: `Explain one node or MachineConfigPool: what mco is doing with it (which step of an update),
+why it is stuck or degraded (a drifted file, a drain blocked by a PodDisruptionBudget, an
+unreconcilable change, a node not back from its reboot, a paused pool, a pacing policy's
+canary, soak or maintenance window), what mco will do next, and what you can do, with the
+evidence: the Node's annotations and conditions, its MachineConfigNode, the pool's conditions,
+the policy's status and recent events. Accepts node/NAME (nodes/NAME) and mcp/NAME
+(machineconfigpool/NAME). -o json prints the same for programs.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("--output: unknown format %q (want text or json)", output)
+			}
+			node, isNode := cutPrefixes(args[0], "node/", "nodes/")
+			pool, isPool := cutPrefixes(args[0], "mcp/", "machineconfigpool/", "machineconfigpools/")
+			if !isNode && !isPool {
+				return fmt.Errorf("want node/NAME or mcp/NAME, got %q", args[0])
+			}
+			c, _, err := scheme.NewClient(kubeconfig)
+			if err != nil {
+				return err
+			}
+			snap, err := explain.Snapshot(cmd.Context(), c, node, threshold)
+			if err != nil {
+				return err
+			}
+			var x explain.Explanation
+			if isNode {
+				x, err = explain.Node(snap, node)
+			} else {
+				x, err = explain.Pool(snap, pool)
+			}
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(x)
+			}
+			return explain.Write(cmd.OutOrStdout(), x)
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().DurationVar(&threshold, "node-not-ready-threshold", rollout.DefaultNotReadyThreshold, "the controller's --node-not-ready-threshold: how long an updating node may be NotReady before it counts as not back")
+	return cmd
+}
