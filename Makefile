@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
 TEST_FLAGS ?= -p 2 -timeout 20m
 GO_DIRS := $(wildcard cmd internal test bench)
 
-.PHONY: all build tools crds test unit demo vet fmt clean help bench-rollout chaos fuzz
+.PHONY: all build install-plugin tools crds test unit demo vet fmt clean help bench-rollout chaos fuzz
 
 all: build
 
@@ -19,6 +19,16 @@ help: ## list targets
 build: ## build bin/mco, and bin/mco-node (the node build: agent, first boot, kubelet stand-in)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mco ./cmd/mco
 	CGO_ENABLED=0 $(GO) build -trimpath -tags nodeagent -ldflags '$(LDFLAGS)' -o bin/mco-node ./cmd/mco
+	ln -sf mco bin/kubectl-mco
+	ln -sf mco bin/kubectl_complete-mco
+
+# kubectl runs kubectl-mco from PATH as `kubectl mco`, and kubectl_complete-mco to complete it;
+# both are links to bin/mco, which answers to the name it is run by.
+PLUGIN_DIR ?= $(HOME)/.local/bin
+install-plugin: build ## link bin/mco into PLUGIN_DIR (~/.local/bin) as the kubectl plugin kubectl-mco, with its completion
+	mkdir -p $(PLUGIN_DIR)
+	ln -sf $(abspath bin/mco) $(PLUGIN_DIR)/kubectl-mco
+	ln -sf $(abspath bin/mco) $(PLUGIN_DIR)/kubectl_complete-mco
 
 tools: ## build kube-apiserver, etcd, kubectl, ignition into bin/tools (only when pins change)
 	@hack/tools/ensure.sh

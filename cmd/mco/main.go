@@ -8,7 +8,14 @@ import (
 )
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
+	root := newRootCommand()
+	// Run as kubectl-mco (a kubectl plugin) or kubectl_complete-mco (its completion), by link.
+	displayName, args := invocation(os.Args[0], os.Args[1:])
+	if displayName != "" {
+		asPlugin(root, displayName)
+	}
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(exitCode(err))
 	}
