@@ -203,7 +203,8 @@ func TestExplainDrainBlockedByPDB(t *testing.T) {
 		"node is cordoned",
 		"event Warning DrainBlocked on node/x-pdb-0 4m ago",
 	})
-	e.explain("machineconfigpool/x-pdb", []string{"drains are blocked (DrainBlocked): Drain of node x-pdb-0 is blocked: pod shop/web-0"})
+	e.explain("machineconfigpool/x-pdb", []string{"drains are blocked (DrainBlocked): Drain of node x-pdb-0 is blocked: pod shop/web-0",
+		"`mco explain node/x-pdb-0` names the budgets and pods blocking its drain"})
 }
 
 func TestExplainUnreconcilable(t *testing.T) {

@@ -183,9 +183,9 @@ func TestNode(t *testing.T) {
 		node:   workerNode("w2", oldConfig, oldConfig),
 		others: []corev1.Node{workerNode("w1", oldConfig, newConfig, a, "Working")},
 		want: want{
-			why:    []string{"maxUnavailable is 1 and 1 nodes are unavailable (w1)"},
-			next:   []string{"1 waiting nodes start as those become Ready and Done"},
-			youCan: []string{"mco explain node/NAME"},
+			why:    []string{"maxUnavailable is 1 and 1 node is unavailable (w1)"},
+			next:   []string{"1 waiting node starts as those become Ready and Done"},
+			youCan: []string{"`mco explain node/w1`", "spec.maxUnavailable"},
 		},
 	}, {
 		name: "joining: no currentConfig yet",

@@ -123,9 +123,21 @@ func capacityHold(c Cluster, pool *mcfgv1.MachineConfigPool) (hold, bool) {
 		return hold{}, false
 	}
 	slices.Sort(unavailable)
-	return hold{
-		Why:    fmt.Sprintf("maxUnavailable is %d and %d nodes are unavailable (%s)", limit, len(unavailable), nameNodes(unavailable)),
-		Next:   fmt.Sprintf("%d waiting nodes start as those become Ready and Done", len(waiting)),
-		YouCan: []string{fmt.Sprintf("`mco explain node/NAME` for each unavailable node; raising mcp/%s's spec.maxUnavailable lets more update at once", pool.Name)},
-	}, true
+	h := hold{
+		Why:  fmt.Sprintf("maxUnavailable is %d and %s unavailable (%s)", limit, count(len(unavailable), "node is", "nodes are"), nameNodes(unavailable)),
+		Next: fmt.Sprintf("%s as those become Ready and Done", count(len(waiting), "waiting node starts", "waiting nodes start")),
+	}
+	for _, name := range unavailable[:min(len(unavailable), 3)] {
+		h.YouCan = append(h.YouCan, fmt.Sprintf("`mco explain node/%s`", name))
+	}
+	h.YouCan = append(h.YouCan, fmt.Sprintf("raise mcp/%s's spec.maxUnavailable to let more nodes update at once", pool.Name))
+	return h, true
+}
+
+// count is "1 node is" or "3 nodes are".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -65,7 +65,16 @@ func Pool(c Cluster, name string) (Explanation, error) {
 	}
 	if cond := poolcondition.Get(&pool.Status, poolcondition.DrainBlocked); cond != nil && cond.Status == corev1.ConditionTrue {
 		x.Why = append(x.Why, bound("drains are blocked (DrainBlocked): "+cond.Message))
-		x.YouCan = appendOnce(x.YouCan, "`mco explain node/NAME` for a blocked node names the budgets and pods and what to do")
+		var blocked []string
+		for _, n := range members {
+			if n.Annotations[protocol.DrainBlockedAnnotation] != "" {
+				blocked = append(blocked, n.Name)
+			}
+		}
+		slices.Sort(blocked)
+		for _, name := range blocked[:min(len(blocked), 3)] {
+			x.YouCan = appendOnce(x.YouCan, fmt.Sprintf("`mco explain node/%s` names the budgets and pods blocking its drain and what to do", name))
+		}
 	}
 	for _, h := range hs {
 		x.Why = append(x.Why, h.Why)
@@ -90,8 +99,12 @@ func Pool(c Cluster, name string) (Explanation, error) {
 	x.Evidence = append(x.Evidence, poolConditionEvidence(pool)...)
 	if p := statusview.PoolPacing(c.Policies, pool); p.Policy != "" && p.Decided {
 		s := p.Status
-		x.Evidence = append(x.Evidence, bound(fmt.Sprintf("mcprollout/%s pool %s: phase %s, batch %d, done %d, remaining %d, target %s, reason %s",
-			p.Policy, name, s.Phase, s.Batch, s.NodesDone, s.NodesRemaining, orNone(s.Target), orNone(s.Reason))))
+		line := fmt.Sprintf("mcprollout/%s pool %s: phase %s, batch %d, done %d, remaining %d, target %s",
+			p.Policy, name, s.Phase, s.Batch, s.NodesDone, s.NodesRemaining, orNone(s.Target))
+		if s.Reason != "" {
+			line += ", reason " + s.Reason
+		}
+		x.Evidence = append(x.Evidence, bound(line))
 	}
 	x.Evidence = append(x.Evidence, eventEvidence(eventsAbout(c.Events, "MachineConfigPool", name), c.Now)...)
 	return x, nil
