@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/explain"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -66,16 +67,17 @@ func Collect(ctx context.Context, o Options) *Bundle {
 		nodes    corev1.NodeList
 		mcs      mcfgv1.MachineConfigList
 		rollouts rolloutv1.MachineConfigPoolRolloutList
+		mcns     mcfgv1.MachineConfigNodeList
 	)
 	poolsOK := collectList(ctx, o.Client, b, PoolsDir, &pools)
 	nodesOK := collectList(ctx, o.Client, b, NodesDir, &nodes)
-	collectList(ctx, o.Client, b, "cluster/machineconfignodes", &mcfgv1.MachineConfigNodeList{})
+	collectList(ctx, o.Client, b, "cluster/machineconfignodes", &mcns)
 	collectList(ctx, o.Client, b, "cluster/machineconfigurations", &operatorv1.MachineConfigurationList{})
 	collectList(ctx, o.Client, b, "cluster/kubeletconfigs", &mcfgv1.KubeletConfigList{})
 	collectList(ctx, o.Client, b, "cluster/containerruntimeconfigs", &mcfgv1.ContainerRuntimeConfigList{})
 	collectList(ctx, o.Client, b, "cluster/machineconfigpoolrollouts", &rollouts)
 	redactions := collectMachineConfigs(ctx, o.Client, b, &mcs)
-	collectEvents(ctx, o.Client, b, o.Now.Add(-o.Since))
+	events := collectEvents(ctx, o.Client, b, o.Now.Add(-o.Since))
 
 	nodeNames := make([]string, len(nodes.Items))
 	for i, n := range nodes.Items {
@@ -99,11 +101,22 @@ func Collect(ctx context.Context, o Options) *Bundle {
 		}
 	}
 	versions = append(versions, "mco controller (from the rendered configs it generated): "+controllerVersions(mcs.Items))
+	explanations := Explanations(explain.Cluster{
+		Now: o.Now, Pools: pools.Items, Nodes: nodes.Items, MachineConfigNodes: mcns.Items, Events: events, Policies: rollouts.Items,
+	})
+	for _, x := range explanations {
+		var text strings.Builder
+		if err := explain.Write(&text, x); err != nil {
+			b.Fail(ExplanationFile(x), err)
+			continue
+		}
+		b.Add(ExplanationFile(x), []byte(text.String()))
+	}
 	b.Add(SummaryFile, []byte(Summary(SummaryInput{
 		Collected: o.Now, Since: o.Since, Versions: versions, LogSource: logSource,
 		Pools: pools.Items, Nodes: nodes.Items, Rollouts: rollouts.Items,
 		Failures: len(b.failures), Redactions: redactions,
-		PoolsCollected: poolsOK, NodesCollected: nodesOK,
+		PoolsCollected: poolsOK, NodesCollected: nodesOK, Explanations: explanations,
 	})))
 	return b
 }
@@ -154,11 +167,12 @@ func collectMachineConfigs(ctx context.Context, c client.Client, b *Bundle, mcs 
 	return len(lines)
 }
 
-func collectEvents(ctx context.Context, c client.Client, b *Bundle, since time.Time) {
+// collectEvents adds the relevant events (RelevantEvent) and returns all, for explanations.
+func collectEvents(ctx context.Context, c client.Client, b *Bundle, since time.Time) []corev1.Event {
 	var events corev1.EventList
 	if err := c.List(ctx, &events); err != nil {
 		b.Fail("events", err)
-		return
+		return nil
 	}
 	relevant := &corev1.EventList{}
 	for i := range events.Items {
@@ -174,6 +188,7 @@ func collectEvents(ctx context.Context, c client.Client, b *Bundle, since time.T
 	}
 	b.AddYAML(EventsFile, relevant)
 	b.Add(EventsTableFile, []byte(EventsTable(relevant.Items)))
+	return events.Items
 }
 
 // objectFile is dir/<name>.yaml, or dir/<namespace>/<name>.yaml for a namespaced object.

@@ -108,6 +108,7 @@ func TestCollectFromTheAPIServer(t *testing.T) {
 	for _, name := range []string{
 		"cluster/machineconfigpools/worker.yaml", "cluster/nodes/worker-0.yaml", "cluster/machineconfigs/50-worker-token.yaml",
 		"logs/controller.log", "logs/server.log", "nodes/worker-0/machine.yaml", SummaryFile, RedactionsFile, EventsFile, EventsTableFile,
+		"explain/mcp-worker.txt", "explain/node-worker-0.txt",
 	} {
 		if _, ok := b.File(name); !ok {
 			t.Errorf("bundle lacks %s; it has %v", name, b.Names())
@@ -137,7 +138,7 @@ func TestCollectFromTheAPIServer(t *testing.T) {
 		t.Errorf("failures %q: want worker-0's journal (machine off) and worker-9 (no machine)", b.Failures())
 	}
 	summary, _ := b.File(SummaryFile)
-	for _, want := range []string{"dev cluster in " + dir, "Kubernetes: v", "node worker-0: Degraded: drift: /etc/chrony.conf", "parts could not be collected"} {
+	for _, want := range []string{"dev cluster in " + dir, "Kubernetes: v", "node worker-0: Degraded: drift: /etc/chrony.conf", "parts could not be collected", "  node/worker-0: "} {
 		if !strings.Contains(string(summary), want) {
 			t.Errorf("summary lacks %q:\n%s", want, summary)
 		}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/explain"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/statusview"
 )
@@ -31,10 +32,12 @@ type SummaryInput struct {
 	Redactions     int
 	PoolsCollected bool
 	NodesCollected bool
+	// Explanations are `mco explain`'s of the pools and the nodes needing attention.
+	Explanations []explain.Explanation
 }
 
-// Summary is summary.txt: versions, the pools and nodes as `mco status` shows them, and what
-// needs attention (Attention).
+// Summary is summary.txt: versions, the pools and nodes as `mco status` shows them, what
+// needs attention (Attention) and, for those, what `mco explain` says.
 func Summary(in SummaryInput) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "mco diagnose bundle, collected %s; logs, journals and events of the last %s\n", in.Collected.UTC().Format(time.RFC3339), in.Since)
@@ -57,6 +60,15 @@ func Summary(in SummaryInput) string {
 		}
 	} else {
 		fmt.Fprintln(&b, "Needs attention: nothing (no pool degraded or paused, every node Ready, schedulable and Done on its desired config)")
+	}
+	if len(in.Explanations) > 0 {
+		fmt.Fprintln(&b, "\nmco explain (every pool, and each node above; the full text with evidence is in explain/):")
+		for _, x := range in.Explanations {
+			fmt.Fprintf(&b, "  %s: %s\n", x.Object, x.Summary)
+			for _, why := range x.Why {
+				fmt.Fprintf(&b, "    - %s\n", why)
+			}
+		}
 	}
 	fmt.Fprintln(&b)
 	switch in.Failures {
@@ -88,27 +100,62 @@ func Attention(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []string {
 	}
 	sorted := slices.Clone(nodes)
 	slices.SortFunc(sorted, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
-	for _, n := range sorted {
-		a := n.Annotations
-		var why []string
-		switch state := protocol.NodeState(a[protocol.StateAnnotation]); state {
-		case protocol.NodeDegraded, protocol.NodeUnreconcilable:
-			why = append(why, fmt.Sprintf("%s: %s", state, firstLine(a[protocol.ReasonAnnotation])))
-		}
-		if !nodeReady(&n) {
-			why = append(why, "not Ready")
-		}
-		if n.Spec.Unschedulable {
-			why = append(why, "cordoned")
-		}
-		if cur, want := a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation]; want != "" && cur != want {
-			why = append(why, fmt.Sprintf("on %s, desired %s (state %s)", orNone(cur), want, orNone(a[protocol.StateAnnotation])))
-		}
-		if len(why) > 0 {
-			out = append(out, fmt.Sprintf("node %s: %s", n.Name, strings.Join(why, "; ")))
+	for i := range sorted {
+		if why := nodeAttention(&sorted[i]); len(why) > 0 {
+			out = append(out, fmt.Sprintf("node %s: %s", sorted[i].Name, strings.Join(why, "; ")))
 		}
 	}
 	return out
+}
+
+// nodeAttention says why a node needs attention: degraded, not Ready, cordoned, or not yet on
+// its desired config; nothing for a node at rest.
+func nodeAttention(n *corev1.Node) []string {
+	a := n.Annotations
+	var why []string
+	switch state := protocol.NodeState(a[protocol.StateAnnotation]); state {
+	case protocol.NodeDegraded, protocol.NodeUnreconcilable:
+		why = append(why, fmt.Sprintf("%s: %s", state, firstLine(a[protocol.ReasonAnnotation])))
+	}
+	if !nodeReady(n) {
+		why = append(why, "not Ready")
+	}
+	if n.Spec.Unschedulable {
+		why = append(why, "cordoned")
+	}
+	if cur, want := a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation]; want != "" && cur != want {
+		why = append(why, fmt.Sprintf("on %s, desired %s (state %s)", orNone(cur), want, orNone(a[protocol.StateAnnotation])))
+	}
+	return why
+}
+
+// Explanations are `mco explain`'s for every pool and for every node that needs attention
+// (nodeAttention), pools first, each sorted by name.
+func Explanations(c explain.Cluster) []explain.Explanation {
+	var out []explain.Explanation
+	pools := slices.Clone(c.Pools)
+	slices.SortFunc(pools, func(a, b mcfgv1.MachineConfigPool) int { return strings.Compare(a.Name, b.Name) })
+	for _, p := range pools {
+		if x, err := explain.Pool(c, p.Name); err == nil {
+			out = append(out, x)
+		}
+	}
+	nodes := slices.Clone(c.Nodes)
+	slices.SortFunc(nodes, func(a, b corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+	for i := range nodes {
+		if len(nodeAttention(&nodes[i])) == 0 {
+			continue
+		}
+		if x, err := explain.Node(c, nodes[i].Name); err == nil {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// ExplanationFile is where an object's full explanation goes: explain/mcp-NAME.txt, explain/node-NAME.txt.
+func ExplanationFile(x explain.Explanation) string {
+	return "explain/" + strings.ReplaceAll(x.Object, "/", "-") + ".txt"
 }
 
 func nodeReady(n *corev1.Node) bool {

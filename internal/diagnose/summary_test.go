@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mco-dev/mco/internal/explain"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -80,5 +81,33 @@ func TestSummary(t *testing.T) {
 	got = Summary(in)
 	if !strings.Contains(got, "Needs attention: nothing") || !strings.Contains(got, "Every part was collected.") {
 		t.Errorf("a healthy cluster's summary:\n%s", got)
+	}
+}
+
+func TestExplanationsOfPoolsAndNodesNeedingAttention(t *testing.T) {
+	pool := mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker"}}
+	pool.Spec.Configuration.Name = "rendered-b"
+	pool.Spec.MachineConfigSelector = &metav1.LabelSelector{}
+	pool.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{protocol.WorkerRoleLabel: ""}}
+	degraded := node("worker-1", "rendered-a", "rendered-b", protocol.NodeDegraded, true)
+	degraded.Annotations[protocol.ReasonAnnotation] = "drift: /etc/chrony.conf changed"
+	xs := Explanations(explain.Cluster{
+		Now:   time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC),
+		Pools: []mcfgv1.MachineConfigPool{pool},
+		Nodes: []corev1.Node{node("worker-0", "rendered-b", "rendered-b", protocol.NodeDone, true), degraded},
+	})
+	var objects []string
+	for _, x := range xs {
+		objects = append(objects, x.Object)
+	}
+	if want := []string{"mcp/worker", "node/worker-1"}; !slices.Equal(objects, want) {
+		t.Fatalf("explained %v, want %v (every pool, only the node needing attention)", objects, want)
+	}
+	if ExplanationFile(xs[1]) != "explain/node-worker-1.txt" {
+		t.Errorf("file %s", ExplanationFile(xs[1]))
+	}
+	got := Summary(SummaryInput{Pools: []mcfgv1.MachineConfigPool{pool}, Nodes: []corev1.Node{degraded}, Explanations: xs, PoolsCollected: true, NodesCollected: true})
+	if !strings.Contains(got, "  node/worker-1: "+xs[1].Summary) {
+		t.Errorf("summary lacks node/worker-1's explanation %q:\n%s", xs[1].Summary, got)
 	}
 }
