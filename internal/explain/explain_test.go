@@ -127,6 +127,21 @@ func TestNode(t *testing.T) {
 		node: workerNode("w1", newConfig, newConfig),
 		want: want{summary: []string{"Done: runs rendered-worker-new, the target of mcp/worker"}, next: []string{"nothing until the pool gets a new target"}},
 	}, {
+		name: "NotReady but not updating is not mco's doing",
+		node: notReady(workerNode("w1", newConfig, newConfig), now.Add(-time.Hour)),
+		want: want{summary: []string{"Done"}, why: []string{"not because of mco"}, youCan: []string{"kubectl describe node w1"}},
+	}, {
+		name: "drift found before an update holds the update",
+		node: workerNode("w1", oldConfig, newConfig, a, "Degraded", protocol.ReasonAnnotation, driftReason),
+		events: []corev1.Event{
+			event("Node", "w1", corev1.EventTypeWarning, "PreflightConfigDriftCheckFailed", driftReason, time.Minute),
+		},
+		want: want{
+			summary: []string{"Degraded (PreflightConfigDriftCheckFailed)"},
+			why:     []string{"/etc/chrony.conf on the node"},
+			next:    []string{"the update to rendered-worker-new waits (nothing was drained or written)"},
+		},
+	}, {
 		name: "paused pool says what unpausing would do",
 		node: workerNode("w1", oldConfig, oldConfig),
 		pool: func(p *mcfgv1.MachineConfigPool) {

@@ -146,8 +146,12 @@ func (e nodeExplainer) explain(x *Explanation) {
 		x.Doing = "nothing: the node runs its pool's target config"
 		x.Next = "nothing until the pool gets a new target (a MachineConfig of the pool changes)"
 		if n.Spec.Unschedulable {
-			x.Why = []string{"the node is cordoned, but not by mco's drain for an update: someone cordoned it"}
-			x.YouCan = []string{fmt.Sprintf("`kubectl uncordon %s` when that is done", n.Name)}
+			x.Why = append(x.Why, "the node is cordoned, but not by mco's drain for an update: someone cordoned it")
+			x.YouCan = append(x.YouCan, fmt.Sprintf("`kubectl uncordon %s` when that is done", n.Name))
+		}
+		if !rollout.Healthy(n) {
+			x.Why = append(x.Why, "the node is not Ready (or reports pressure), but not because of mco: it is not updating; it counts as unavailable in its pool")
+			x.YouCan = append(x.YouCan, fmt.Sprintf("look at the kubelet: `kubectl describe node %s`, `journalctl -u kubelet` on it", n.Name))
 		}
 	}
 }

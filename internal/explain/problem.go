@@ -47,7 +47,13 @@ func diagnose(n *corev1.Node, events []corev1.Event) problem {
 		}
 	}
 	if m := driftReport.FindStringSubmatch(reason); m != nil {
-		return drift(n.Name, m[1], m[2], m[3])
+		p := drift(m[1], m[2], m[3])
+		if desired := n.Annotations[protocol.DesiredConfigAnnotation]; desired != m[1] && desired != "" {
+			// The preflight check: the node was about to update and found its disk changed.
+			p.Kind = "PreflightConfigDriftCheckFailed"
+			p.Next = fmt.Sprintf("the update to %s waits (nothing was drained or written); the agent checks again on its next sync and goes on once the disk matches %s", desired, m[1])
+		}
+		return p
 	}
 	if state == protocol.NodeUnreconcilable {
 		kind = "FailedToReconcile"
@@ -89,7 +95,7 @@ func diagnose(n *corev1.Node, events []corev1.Event) problem {
 }
 
 // drift is a file (or unit) on the node that no longer holds what config wrote.
-func drift(node, config, what, path string) problem {
+func drift(config, what, path string) problem {
 	return problem{
 		Kind: "ConfigDriftDetected",
 		Why:  fmt.Sprintf("%s on the node is not what %s wrote (%s): someone or something changed it on disk", path, config, what),
