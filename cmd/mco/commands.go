@@ -14,4 +14,5 @@ func addCommands(root *cobra.Command) {
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newStatusCommand(), newRolloutCommand())
 	root.AddCommand(newExplainCommand())
+	root.AddCommand(newDiagnoseCommand())
 }
