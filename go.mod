@@ -16,6 +16,8 @@ require (
 	github.com/openshift/api v0.0.0-20260810132456-8f52beb625b5
 	github.com/openshift/runtime-utils v0.0.0-20230921210328-7bdb5b9c177b
 	github.com/prometheus/client_golang v1.24.0
+	github.com/prometheus/client_model v0.6.2
+	github.com/prometheus/prometheus v0.309.1
 	github.com/spf13/cobra v1.10.2
 	github.com/vincent-petithory/dataurl v1.0.0
 	go.yaml.in/yaml/v3 v3.0.4
@@ -30,7 +32,9 @@ require (
 )
 
 require (
+	github.com/dennwc/varint v1.0.0 // indirect
 	github.com/docker/go-units v0.5.0 // indirect
+	github.com/grafana/regexp v0.0.0-20250905093917-f7b3be9d1853 // indirect
 	github.com/moby/sys/capability v0.4.0 // indirect
 	github.com/moby/sys/mountinfo v0.7.2 // indirect
 	github.com/moby/sys/user v0.4.0 // indirect
@@ -38,6 +42,7 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/opencontainers/runtime-spec v1.2.1 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
 )
 
 require (
@@ -68,7 +73,7 @@ require (
 )
 
 require (
-	github.com/ajeddeloh/go-json v0.0.0-20200220154158-5ae607161559 // indirect
+	github.com/ajeddeloh/go-json v0.0.0-20200220154158-5ae607161559
 	github.com/aws/aws-sdk-go-v2 v1.43.4 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -105,7 +110,6 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
-	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.70.0 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/spf13/pflag v1.0.10
