@@ -3,11 +3,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mco-dev/mco/internal/explain"
 	"github.com/mco-dev/mco/internal/rollout"
@@ -27,7 +31,15 @@ canary, soak or maintenance window), what mco will do next, and what you can do,
 evidence: the Node's annotations and conditions, its MachineConfigNode, the pool's conditions,
 the policy's status and recent events. Accepts node/NAME (nodes/NAME) and mcp/NAME
 (machineconfigpool/NAME). -o json prints the same for programs.`,
+		Example: `  mco explain node/worker-1
+  mco explain mcp/worker -o json`,
 		Args: cobra.ExactArgs(1),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return explainTargets(cmd.Context(), kubeconfig, toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
 				return fmt.Errorf("--output: unknown format %q (want text or json)", output)
@@ -66,4 +78,42 @@ the policy's status and recent events. Accepts node/NAME (nodes/NAME) and mcp/NA
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().DurationVar(&threshold, "node-not-ready-threshold", rollout.DefaultNotReadyThreshold, "the controller's --node-not-ready-threshold: how long an updating node may be NotReady before it counts as not back")
 	return cmd
+}
+
+// explainTargets completes the argument: the kinds first ("node/", "mcp/"), then the names of
+// that kind from the cluster. Nothing when the cluster cannot be reached: completion must not
+// print errors into the shell.
+func explainTargets(ctx context.Context, kubeconfig, toComplete string) []cobra.Completion {
+	kind, _, found := strings.Cut(toComplete, "/")
+	if !found {
+		return []cobra.Completion{"node/", "mcp/"}
+	}
+	c, _, err := scheme.NewClient(kubeconfig)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	switch kind {
+	case "node", "nodes":
+		var list corev1.NodeList
+		if c.List(ctx, &list) == nil {
+			for _, n := range list.Items {
+				names = append(names, n.Name)
+			}
+		}
+	case "mcp", "machineconfigpool", "machineconfigpools":
+		var list mcfgv1.MachineConfigPoolList
+		if c.List(ctx, &list) == nil {
+			for _, p := range list.Items {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	var out []cobra.Completion
+	for _, name := range names {
+		if full := kind + "/" + name; strings.HasPrefix(full, toComplete) {
+			out = append(out, full)
+		}
+	}
+	return out
 }

@@ -330,6 +330,28 @@ func TestExplainUpdatingSteps(t *testing.T) {
 	e.explain("mcp/x-steps", []string{"Updating: 1 of 4 nodes run rendered-x-steps-new",
 		"Doing: rebooting x-steps-reboot; cordoned x-steps-apply; draining x-steps-drain"})
 
+	// The shell completes kinds, then names from the cluster.
+	for _, tc := range []struct {
+		word      string
+		want, not []string
+	}{
+		{"", []string{"node/\n", "mcp/\n"}, nil},
+		{"node/x-steps-d", []string{"node/x-steps-drain\n", "node/x-steps-done\n"}, []string{"x-steps-apply"}},
+		{"mcp/x-ste", []string{"mcp/x-steps\n"}, []string{"node/"}},
+	} {
+		stdout, _, _ := runMCO(t, "__complete", "explain", "--kubeconfig="+controlPlane.KubeconfigPath, tc.word)
+		for _, w := range tc.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("completing %q: no %q in:\n%s", tc.word, w, stdout)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(stdout, w) {
+				t.Errorf("completing %q: %q in:\n%s", tc.word, w, stdout)
+			}
+		}
+	}
+
 	// -o json carries the same for programs.
 	stdout, stderr, code := runMCO(t, "explain", "node/x-steps-drain", "-o", "json", "--kubeconfig="+controlPlane.KubeconfigPath)
 	if code != 0 {
