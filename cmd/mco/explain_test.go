@@ -250,6 +250,11 @@ func TestExplainNotBackAfterReboot(t *testing.T) {
 		"starts no further node", "`kubectl delete node x-lost-0`",
 		"node condition Ready=Unknown", "event Warning NodeUnresponsive on machineconfigpool/x-lost 5m ago: Node x-lost-0",
 	})
+	e.explain("mcp/x-lost", []string{
+		"held: a node did not come back from its update (NodeUnresponsive)",
+		"Doing: rebooting x-lost-0",
+		"Next: no further node of the pool starts until it is Ready again or its Node is deleted",
+	})
 	// Under a longer threshold the same node is still only rebooting.
 	e.explain("node/x-lost-0", []string{"node/x-lost-0: rebooting into rendered-x-lost-new", "the pool reports it unresponsive"}, "--node-not-ready-threshold=1h")
 }

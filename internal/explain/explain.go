@@ -14,7 +14,8 @@ import (
 // Cluster is the snapshot an explanation is made from. Callers list everything once (as `mco
 // explain` and `mco diagnose` do) and ask for any number of objects.
 type Cluster struct {
-	// Now is the time ages and deadlines are measured against.
+	// Now is the time ages and deadlines are measured against (required: the core never reads
+	// the clock, so tests and bundles explain the moment they were taken).
 	Now                time.Time
 	Pools              []mcfgv1.MachineConfigPool
 	Nodes              []corev1.Node
