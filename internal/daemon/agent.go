@@ -118,6 +118,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	defer a.kube.stop()
 	go a.kube.run(ctx)
 	if opts.Metrics != nil {
+		if booted, err := bootTime(); err != nil {
+			opts.Log.Warn("cannot tell when the node booted; mcd_boot_time_seconds stays 0", "err", err)
+		} else {
+			a.metrics.bootTime.Set(booted)
+		}
 		go watchKubelet(ctx, opts.KubeletHealthURL, 30*time.Second, a.metrics.kubeletState, opts.Log)
 	}
 	if !a.kube.synced(ctx) {

@@ -12,6 +12,7 @@ type metrics struct {
 	drift         prometheus.Gauge
 	rebootsFailed prometheus.Counter
 	reboots       prometheus.Counter
+	bootTime      prometheus.Gauge
 	applySeconds  prometheus.Histogram
 	// pivotErrors counts OS changes that failed: the backend could not stage them, or after
 	// the reboot the booted system is not what the config asks for.
@@ -33,6 +34,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Reboots the agent failed to queue"}),
 		reboots: prometheus.NewCounter(prometheus.CounterOpts{Name: "mcd_reboots_total",
 			Help: "Reboots the agent queued to bring a config into effect"}),
+		bootTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "mcd_boot_time_seconds",
+			Help: "Unix time the node's kernel booted (/proc/stat btime); each reboot changes it"}),
 		pivotErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "mcd_pivot_errors_total",
 			Help: "OS changes that failed: the OS backend could not stage them, or what booted afterwards is not what the config asks for"}),
 		kubeletState: prometheus.NewGauge(prometheus.GaugeOpts{Name: "mcd_kubelet_state",
@@ -45,7 +48,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Failures of the drift monitor's file watching: kind watcher (no inotify instance), watch (a directory got no watch), events (events lost, e.g. queue overflow)"}, []string{"kind"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.state, m.drift, m.rebootsFailed, m.reboots, m.applySeconds, m.pivotErrors, m.kubeletState, m.driftWatchDegraded, m.driftWatchErrors)
+		reg.MustRegister(m.state, m.drift, m.rebootsFailed, m.reboots, m.bootTime, m.applySeconds, m.pivotErrors, m.kubeletState, m.driftWatchDegraded, m.driftWatchErrors)
 	}
 	return m
 }
