@@ -1,8 +1,15 @@
 package metricset
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 // A few metrics of each component, with the type and labels their code gives them: the
@@ -53,6 +60,50 @@ func TestSeriesOfHistograms(t *testing.T) {
 	} {
 		if _, got := Series(known, name); got != want {
 			t.Errorf("Series(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// covered are the packages Registered reads; a collector created anywhere else would be
+// exported without being checked against rules, dashboards and docs.
+var covered = []string{"internal/controller/bootimage", "internal/controller/drain", "internal/controller/node", "internal/daemon", "internal/server"}
+
+var newCollector = regexp.MustCompile(`prometheus\.New(Counter|Gauge|Histogram|Summary)(Vec|Func)?\(`)
+
+func TestEveryPackageWithCollectorsIsListed(t *testing.T) {
+	root := testenv.RepoRoot()
+	found := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "vendor") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if newCollector.Match(data) {
+			rel, _ := filepath.Rel(root, filepath.Dir(path))
+			found[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir := range found {
+		if !slices.Contains(covered, dir) {
+			t.Errorf("%s creates Prometheus collectors that metricset.Registered does not list", dir)
+		}
+	}
+	for _, dir := range covered {
+		if !found[dir] {
+			t.Errorf("%s creates no collectors any more; drop it from metricset", dir)
 		}
 	}
 }
