@@ -60,8 +60,13 @@ func TestRollbackDiscardsOnlyAStagingItStarted(t *testing.T) {
 			a := &Applier{Root: r, Systemd: tc.sd(root), OS: os}
 			txn, err := a.Begin(ctx, Request{To: "a", New: setOf(t, configA), OS: change, Record: record("a")})
 			must(t, err)
-			if err := txn.Apply(ctx); err == nil {
+			err = txn.Apply(ctx)
+			if err == nil {
 				t.Fatal("Apply succeeded")
+			}
+			// Only the backend's failure is an OSStageError (the agent counts it as a pivot error).
+			if staging := (*OSStageError)(nil); errors.As(err, &staging) != (tc.stageErr != nil) {
+				t.Errorf("Apply error %v: OSStageError %v, want %v", err, errors.As(err, &staging), tc.stageErr != nil)
 			}
 			must(t, txn.Rollback(ctx))
 			if strings.Join(os.calls, ", ") != strings.Join(tc.want, ", ") {
