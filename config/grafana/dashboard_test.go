@@ -5,6 +5,7 @@ package grafana
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -112,7 +113,23 @@ func check(expr string, known map[string]metricset.Metric) string {
 	case len(unknown) > 0:
 		return "query " + expr + " names metrics no code registers: " + strings.Join(unknown, ", ")
 	}
+	problems, err := metricset.LabelProblems(intervalVariables.Replace(expr), known, scrapeLabels)
+	if err != nil || len(problems) > 0 {
+		return fmt.Sprintf("query %s uses labels its metrics do not have: %v %v", expr, problems, err)
+	}
 	return ""
+}
+
+// scrapeLabels are the labels config/prometheus's PodMonitors add, by component.
+var scrapeLabels map[string][]string
+
+func TestMain(m *testing.M) {
+	var err error
+	if scrapeLabels, err = metricset.ScrapeLabels(filepath.Join("..", "prometheus", "monitors.yaml")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
 }
 
 // The check is not vacuous: a misspelt metric and a query left with a Grafana variable where
@@ -123,6 +140,7 @@ func TestCheckCatchesBadQueries(t *testing.T) {
 		`sum by (pool) (rate(mcs_config_request_total[$__rate_interval]))`,
 		`sum by (pool) (rate(mcs_config_requests_total[$window]))`,
 		`max by (pool) (mco_machine_count) > $threshold`,
+		`sum by (node) (mco_machine_count)`, // per pool, no node label
 	} {
 		if check(expr, known) == "" {
 			t.Errorf("%s passed", expr)

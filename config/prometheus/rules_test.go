@@ -254,3 +254,51 @@ func clone(m map[string]bool) map[string]bool {
 }
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
+
+func scrapeLabels(t *testing.T) map[string][]string {
+	t.Helper()
+	ls, err := metricset.ScrapeLabels("monitors.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, exporter := range []string{metricset.Controller, metricset.Server, metricset.Daemon} {
+		if ls[exporter] == nil {
+			t.Fatalf("monitors.yaml has no PodMonitor for component %s", exporter)
+		}
+	}
+	return ls
+}
+
+// Every label a rule selects on, groups by or matches on is one the metrics it reads carry,
+// registered by the code or added by the PodMonitor (the agents' node label).
+func TestRulesUseLabelsTheMetricsHave(t *testing.T) {
+	known := registered(t)
+	scrape := scrapeLabels(t)
+	for _, r := range rules(t) {
+		problems, err := metricset.LabelProblems(r.Expr, known, scrape)
+		if err != nil {
+			t.Errorf("%s: %v", r.Alert+r.Record, err)
+		}
+		for _, p := range problems {
+			t.Errorf("%s: %s", r.Alert+r.Record, p)
+		}
+	}
+}
+
+// The label check is not vacuous.
+func TestLabelCheckCatchesMissingLabels(t *testing.T) {
+	known := registered(t)
+	scrape := scrapeLabels(t)
+	for expr, ok := range map[string]bool{
+		`max by (node) (mco_degraded_machine_count) > 0`:                                          false, // per pool, the controller's target has no node
+		`mcs_config_requests_refused_total{code="403"} > 0`:                                       false,
+		`max by (pool) (mco_machine_count) - on (node) max by (pool) (mco_updated_machine_count)`: false,
+		`sum by (node) (mcd_reboots_failed_total)`:                                                true, // the PodMonitor adds node
+		`sum by (le) (rate(mcd_apply_duration_seconds_bucket[5m]))`:                               true,
+	} {
+		problems, err := metricset.LabelProblems(expr, known, scrape)
+		if err != nil || (len(problems) == 0) != ok {
+			t.Errorf("LabelProblems(%q) = %v, %v", expr, problems, err)
+		}
+	}
+}

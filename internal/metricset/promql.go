@@ -3,6 +3,7 @@ package metricset
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -63,4 +64,83 @@ func Unknown(expr string, known map[string]Metric, also map[string]bool) ([]stri
 		}
 	}
 	return unknown, nil
+}
+
+// LabelProblems returns the labels expr selects on, groups by or matches on that none of the
+// metrics involved can carry: not registered on the metric and not added at scrape time
+// (scrapeLabels, by exporter). Selectors of names Registered does not know (recording rules'
+// outputs) are not checked, nor are aggregations over them.
+func LabelProblems(expr string, known map[string]Metric, scrapeLabels map[string][]string) ([]string, error) {
+	e, err := parser.ParseExpr(expr)
+	if err != nil {
+		return nil, err
+	}
+	allowed := func(vs *parser.VectorSelector) (map[string]bool, bool) {
+		m, ok := Series(known, vs.Name)
+		if !ok {
+			return nil, false
+		}
+		set := map[string]bool{labels.MetricName: true}
+		for _, l := range append(append([]string{}, m.Labels...), scrapeLabels[m.Exporter]...) {
+			set[l] = true
+		}
+		if m.Type == "histogram" && strings.HasSuffix(vs.Name, "_bucket") {
+			set["le"] = true
+		}
+		return set, true
+	}
+	// under is every label some known metric below n can carry; ok is false when n reads no
+	// known metric.
+	under := func(n parser.Node) (map[string]bool, bool) {
+		set, any := map[string]bool{}, false
+		parser.Inspect(n, func(c parser.Node, _ []parser.Node) error {
+			if vs, ok := c.(*parser.VectorSelector); ok {
+				if a, ok := allowed(vs); ok {
+					any = true
+					for l := range a {
+						set[l] = true
+					}
+				}
+			}
+			return nil
+		})
+		return set, any
+	}
+	var problems []string
+	check := func(what string, ls []string, set map[string]bool) {
+		for _, l := range ls {
+			if !set[l] {
+				problems = append(problems, fmt.Sprintf("%s: no metric there has label %q", what, l))
+			}
+		}
+	}
+	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+		switch n := n.(type) {
+		case *parser.VectorSelector:
+			if set, ok := allowed(n); ok {
+				var ls []string
+				for _, m := range n.LabelMatchers {
+					ls = append(ls, m.Name)
+				}
+				check(n.String(), ls, set)
+			}
+		case *parser.AggregateExpr:
+			if set, ok := under(n.Expr); ok && !n.Without {
+				check(n.Op.String()+" by ("+strings.Join(n.Grouping, ", ")+")", n.Grouping, set)
+			}
+		case *parser.BinaryExpr:
+			if n.VectorMatching != nil && n.VectorMatching.On && len(n.VectorMatching.MatchingLabels) > 0 {
+				lset, lok := under(n.LHS)
+				rset, rok := under(n.RHS)
+				if lok {
+					check("on ("+strings.Join(n.VectorMatching.MatchingLabels, ", ")+") left", n.VectorMatching.MatchingLabels, lset)
+				}
+				if rok {
+					check("on ("+strings.Join(n.VectorMatching.MatchingLabels, ", ")+") right", n.VectorMatching.MatchingLabels, rset)
+				}
+			}
+		}
+		return nil
+	})
+	return problems, nil
 }
