@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -299,6 +300,32 @@ func TestLabelCheckCatchesMissingLabels(t *testing.T) {
 		problems, err := metricset.LabelProblems(expr, known, scrape)
 		if err != nil || (len(problems) == 0) != ok {
 			t.Errorf("LabelProblems(%q) = %v, %v", expr, problems, err)
+		}
+	}
+}
+
+var templateLabel = regexp.MustCompile(`\$labels\.(\w+)`)
+
+// Every {{ $labels.X }} of an alert's summary and description is a label its expression's
+// result has: a pool alert cannot name a node.
+func TestAlertTextUsesResultLabels(t *testing.T) {
+	known := registered(t)
+	scrape := scrapeLabels(t)
+	for _, r := range rules(t) {
+		if r.Alert == "" {
+			continue
+		}
+		out, ok, err := metricset.OutputLabels(r.Expr, known, scrape)
+		if err != nil || !ok {
+			t.Errorf("%s: cannot tell the labels of %q (%v); keep alert expressions to selectors and aggregations compared with a number", r.Alert, r.Expr, err)
+			continue
+		}
+		for key, text := range r.Annotations {
+			for _, m := range templateLabel.FindAllStringSubmatch(text, -1) {
+				if !slices.Contains(out, m[1]) {
+					t.Errorf("%s: annotation %s uses $labels.%s; the result has only %v", r.Alert, key, m[1], out)
+				}
+			}
 		}
 	}
 }

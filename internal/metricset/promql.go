@@ -2,6 +2,7 @@ package metricset
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -143,4 +144,53 @@ func LabelProblems(expr string, known map[string]Metric, scrapeLabels map[string
 		return nil
 	})
 	return problems, nil
+}
+
+// OutputLabels returns the labels expr's result series carry, for the shapes rules use:
+// selectors, aggregations by (...), and those combined one-to-one, compared with a number or
+// filtered with and/unless. ok is false for other shapes.
+func OutputLabels(expr string, known map[string]Metric, scrapeLabels map[string][]string) ([]string, bool, error) {
+	e, err := parser.ParseExpr(expr)
+	if err != nil {
+		return nil, false, err
+	}
+	out, ok := outputLabels(e, known, scrapeLabels)
+	return out, ok, nil
+}
+
+func outputLabels(e parser.Expr, known map[string]Metric, scrapeLabels map[string][]string) ([]string, bool) {
+	switch n := e.(type) {
+	case *parser.ParenExpr:
+		return outputLabels(n.Expr, known, scrapeLabels)
+	case *parser.AggregateExpr:
+		return n.Grouping, !n.Without
+	case *parser.VectorSelector:
+		m, found := Series(known, n.Name)
+		if !found {
+			return nil, false
+		}
+		return append(append([]string{}, m.Labels...), scrapeLabels[m.Exporter]...), true
+	case *parser.BinaryExpr:
+		lhs, ok := outputLabels(n.LHS, known, scrapeLabels)
+		if _, scalar := n.RHS.(*parser.NumberLiteral); scalar || !ok {
+			return lhs, ok
+		}
+		vm := n.VectorMatching
+		switch {
+		case n.Op == parser.LAND || n.Op == parser.LUNLESS:
+			return lhs, true
+		case vm == nil || vm.Card != parser.CardOneToOne || n.Op == parser.LOR:
+			return nil, false
+		case vm.On:
+			return vm.MatchingLabels, true
+		}
+		var out []string
+		for _, l := range lhs {
+			if !slices.Contains(vm.MatchingLabels, l) {
+				out = append(out, l)
+			}
+		}
+		return out, true
+	}
+	return nil, false
 }
