@@ -40,7 +40,9 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 				return err
 			}
 			reg := prometheus.NewRegistry()
-			opts.Metrics = reg
+			if metricsAddr != "" && metricsAddr != "0" { // nobody to read them: no kubelet health checks either
+				opts.Metrics = reg
+			}
 			if err := serveMetrics(metricsAddr, reg); err != nil {
 				return err
 			}
