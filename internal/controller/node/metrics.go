@@ -23,6 +23,9 @@ var (
 	unresponsiveMachineCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mco_unresponsive_machine_count", Help: "Nodes of the pool NotReady mid-update past the threshold; while above 0 the pool starts no node.",
 	}, []string{"pool"})
+	poolHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mco_pool_held", Help: "1 while the pool starts no node on purpose: paused, or held by its MachineConfigPoolRollout (canary, soak, window, gate, refusal).",
+	}, []string{"pool"})
 )
 
 func init() { metrics.Registry.MustRegister(Collectors()...) }
@@ -30,11 +33,12 @@ func init() { metrics.Registry.MustRegister(Collectors()...) }
 // Collectors are the series this package exports on the controller's metrics endpoint, so a
 // test can list them (docs/metrics.md, config/prometheus) without starting the controller.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount}
+	return []prometheus.Collector{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount, poolHeld}
 }
 
-func recordPoolMetrics(pool string, st mcfgv1.MachineConfigPoolStatus, unresponsive int) {
+func recordPoolMetrics(pool string, st mcfgv1.MachineConfigPoolStatus, unresponsive int, held bool) {
 	unresponsiveMachineCount.WithLabelValues(pool).Set(float64(unresponsive))
+	poolHeld.WithLabelValues(pool).Set(map[bool]float64{true: 1}[held])
 	machineCount.WithLabelValues(pool).Set(float64(st.MachineCount))
 	updatedMachineCount.WithLabelValues(pool).Set(float64(st.UpdatedMachineCount))
 	degradedMachineCount.WithLabelValues(pool).Set(float64(st.DegradedMachineCount))
@@ -42,7 +46,7 @@ func recordPoolMetrics(pool string, st mcfgv1.MachineConfigPoolStatus, unrespons
 }
 
 func forgetPoolMetrics(pool string) {
-	for _, g := range []*prometheus.GaugeVec{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount} {
+	for _, g := range []*prometheus.GaugeVec{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount, poolHeld} {
 		g.DeleteLabelValues(pool)
 	}
 }

@@ -121,7 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.warnOnce(pool, "pool/"+pool.Name, ReasonInvalidPoolConfig, problem)
 	}
 	r.reportUnresponsive(pool, members, d.Unresponsive)
-	recordPoolMetrics(pool.Name, d.Status, len(d.Unresponsive))
+	recordPoolMetrics(pool.Name, d.Status, len(d.Unresponsive), pool.Spec.Paused || paced.holds())
 	nodesErr := r.writeNodes(ctx, pool, members, d)
 	if err := r.writeStatus(ctx, pool, d); err != nil {
 		return reconcile.Result{}, err

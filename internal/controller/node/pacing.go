@@ -35,6 +35,19 @@ type paced struct {
 	decision pacing.Decision
 }
 
+// holds reports whether the policy keeps the pool from starting nodes on purpose (a hold, a
+// window, the gate, a refusal), so a stall alert can tell it from a stuck rollout.
+func (p *paced) holds() bool {
+	if p == nil || p.decision.Start > 0 {
+		return false
+	}
+	switch p.decision.Phase {
+	case rolloutv1.PhaseCanary, rolloutv1.PhaseSoaking, rolloutv1.PhaseWaitingForWindow, rolloutv1.PhasePaused:
+		return true
+	}
+	return false
+}
+
 // budget is how many healthy nodes the policy lets start now.
 func (p *paced) budget() *int { return &p.decision.Start }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -236,11 +237,17 @@ func TestPacingMaintenanceWindow(t *testing.T) {
 		t.Fatalf("next window %v", e.NextWindowStart)
 	}
 	holds(t, ctx, nodes, newCfg, 0)
+	if v := testutil.ToFloat64(poolHeld.WithLabelValues(role)); v != 1 {
+		t.Errorf("mco_pool_held = %v while waiting for the window, want 1 (a stall alert would fire)", v)
+	}
 
 	pacingClock.SetTime(time.Date(2026, 6, 14, 2, 30, 0, 0, time.UTC))
 	poke(t, ctx, role)
 	waitEntry(t, ctx, role, role, "Done inside the window", phase(rolloutv1.PhaseDone, "all 2 nodes updated"))
 	waitPool(t, ctx, role, "the pool Updated", 30*time.Second, updatedTo(newCfg, 2))
+	if v := testutil.ToFloat64(poolHeld.WithLabelValues(role)); v != 0 {
+		t.Errorf("mco_pool_held = %v once Done, want 0", v)
+	}
 }
 
 func TestPacingRefusesTwoPolicies(t *testing.T) {
