@@ -3,14 +3,12 @@
 package main
 
 import (
-	"archive/tar"
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mco-dev/mco/internal/diagnose"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
@@ -35,29 +33,16 @@ func TestDiagnoseCommandOnACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	files, err := diagnose.ReadBundle(f, "case-42")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := tar.NewReader(zr)
-	files := map[string]string{}
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(tr)
-		files[hdr.Name] = string(data)
-	}
-	for _, name := range []string{"case-42/summary.txt", "case-42/errors.txt", "case-42/redactions.txt", "case-42/cluster/events.txt"} {
+	for _, name := range []string{"summary.txt", "errors.txt", "redactions.txt", "cluster/events.txt"} {
 		if _, ok := files[name]; !ok {
 			t.Errorf("bundle lacks %s", name)
 		}
 	}
-	if e := files["case-42/errors.txt"]; !strings.Contains(e, "logs of controller: no pod labelled") {
+	if e := files["errors.txt"]; !strings.Contains(e, "logs of controller: no pod labelled") {
 		t.Errorf("errors.txt:\n%s", e)
 	}
 }

@@ -120,3 +120,35 @@ func (b *Bundle) WriteTarGz(w io.Writer, dir string, modTime time.Time) error {
 	}
 	return zw.Close()
 }
+
+// ReadBundle reads a bundle WriteTarGz wrote: its files by their path below dir, the one
+// top-level directory every entry must be under.
+func ReadBundle(r io.Reader, dir string) (map[string]string, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(zr)
+	files := map[string]string{}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return files, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			continue
+		}
+		name, ok := strings.CutPrefix(hdr.Name, dir+"/")
+		if !ok {
+			return nil, fmt.Errorf("%s is outside %s/", hdr.Name, dir)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = string(data)
+	}
+}

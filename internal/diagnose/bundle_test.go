@@ -1,11 +1,8 @@
 package diagnose
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"errors"
-	"io"
 	"slices"
 	"testing"
 	"time"
@@ -14,33 +11,11 @@ import (
 // untar reads a bundle back as name (without the top directory) -> contents.
 func untar(t *testing.T, data []byte, dir string) map[string]string {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(data))
+	files, err := ReadBundle(bytes.NewReader(data), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := tar.NewReader(zr)
-	files := map[string]string{}
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			return files
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if hdr.Typeflag != tar.TypeReg {
-			continue
-		}
-		if len(hdr.Name) <= len(dir)+1 || hdr.Name[:len(dir)+1] != dir+"/" {
-			t.Errorf("%s is outside %s/", hdr.Name, dir)
-			continue
-		}
-		body, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[hdr.Name[len(dir)+1:]] = string(body)
-	}
+	return files
 }
 
 func TestWriteTarGz(t *testing.T) {

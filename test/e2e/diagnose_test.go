@@ -1,18 +1,16 @@
 package e2e
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mco-dev/mco/internal/diagnose"
 	"github.com/mco-dev/mco/internal/testenv"
 	"github.com/mco-dev/mco/test/clustertest"
 )
@@ -107,33 +105,11 @@ func readBundle(t *testing.T, path, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	files, err := diagnose.ReadBundle(f, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := tar.NewReader(zr)
-	files := map[string]string{}
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			return files
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if hdr.Typeflag != tar.TypeReg {
-			continue
-		}
-		name, ok := strings.CutPrefix(hdr.Name, dir+"/")
-		if !ok {
-			t.Fatalf("%s is outside %s/", hdr.Name, dir)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = string(data)
-	}
+	return files
 }
 
 func sha256Hex(s string) string {
