@@ -87,6 +87,9 @@ func Render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, opts Op
 	if err := checkMerged(pool.Name, selected, spec); err != nil {
 		return nil, err
 	}
+	if err := checkEtcdIndexTemplates(pool, parsed, merged); err != nil {
+		return nil, err
+	}
 	if opts.Current != nil {
 		if err := checkReconcilable(opts.Current, merged, spec, parsed); err != nil {
 			return nil, err
