@@ -13,6 +13,7 @@ import (
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/explain"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/statusview"
 )
 
@@ -113,12 +114,13 @@ func Attention(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []string {
 func nodeAttention(n *corev1.Node) []string {
 	a := n.Annotations
 	var why []string
-	switch state := protocol.NodeState(a[protocol.StateAnnotation]); state {
-	case protocol.NodeDegraded, protocol.NodeUnreconcilable:
-		why = append(why, fmt.Sprintf("%s: %s", state, firstLine(a[protocol.ReasonAnnotation])))
+	if rollout.Degraded(n) {
+		why = append(why, fmt.Sprintf("%s: %s", a[protocol.StateAnnotation], firstLine(a[protocol.ReasonAnnotation])))
 	}
-	if !nodeReady(n) {
-		why = append(why, "not Ready")
+	// Healthy is what the pool counts a node available by, so a Ready node under disk
+	// pressure, which the pool counts unavailable, is listed too.
+	if !rollout.Healthy(n) {
+		why = append(why, "not Ready (or disk pressure, or network unavailable)")
 	}
 	if n.Spec.Unschedulable {
 		why = append(why, "cordoned")
@@ -156,15 +158,6 @@ func Explanations(c explain.Cluster) []explain.Explanation {
 // ExplanationFile is where an object's full explanation goes: explain/mcp-NAME.txt, explain/node-NAME.txt.
 func ExplanationFile(x explain.Explanation) string {
 	return "explain/" + strings.ReplaceAll(x.Object, "/", "-") + ".txt"
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func firstLine(s string) string {

@@ -32,6 +32,8 @@ func TestAttention(t *testing.T) {
 	degraded.Annotations[protocol.ReasonAnnotation] = "drift: /etc/chrony.conf changed\nmore"
 	cordoned := node("worker-2", "rendered-b", "rendered-b", protocol.NodeDone, true)
 	cordoned.Spec.Unschedulable = true
+	pressed := node("worker-4", "rendered-b", "rendered-b", protocol.NodeDone, true)
+	pressed.Status.Conditions = append(pressed.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeDiskPressure, Status: corev1.ConditionTrue})
 	pool := mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker"}, Spec: mcfgv1.MachineConfigPoolSpec{Paused: true}}
 	pool.Status.Conditions = []mcfgv1.MachineConfigPoolCondition{
 		{Type: mcfgv1.MachineConfigPoolNodeDegraded, Status: corev1.ConditionTrue, Message: "node worker-1 is degraded"},
@@ -41,13 +43,15 @@ func TestAttention(t *testing.T) {
 		cordoned, degraded,
 		node("worker-0", "rendered-b", "rendered-b", protocol.NodeDone, true),
 		node("worker-3", "rendered-b", "rendered-b", protocol.NodeDone, false),
+		pressed,
 	})
 	want := []string{
 		"pool worker: NodeDegraded: node worker-1 is degraded",
 		"pool worker: paused: no node gets a new config until spec.paused is false",
 		"node worker-1: Degraded: drift: /etc/chrony.conf changed; on rendered-a, desired rendered-b (state Degraded)",
 		"node worker-2: cordoned",
-		"node worker-3: not Ready",
+		"node worker-3: not Ready (or disk pressure, or network unavailable)",
+		"node worker-4: not Ready (or disk pressure, or network unavailable)",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Attention =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
