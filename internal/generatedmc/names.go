@@ -26,6 +26,8 @@ type Names string
 const (
 	KubeletNames          Names = "kubelet"
 	ContainerRuntimeNames Names = "containerruntime"
+	// RegistriesNames: one cluster-wide input per pool, so never a suffix.
+	RegistriesNames Names = "registries"
 )
 
 // Of is the name for pool and suffix ("" for none).

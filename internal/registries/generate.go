@@ -41,7 +41,7 @@ func DefaultRegistriesConf() []byte { return bytes.Clone(defaultRegistriesConf) 
 func DefaultPolicyJSON() []byte { return bytes.Clone(defaultPolicyJSON) }
 
 // GeneratedName is the MachineConfig name for pool.
-func GeneratedName(pool string) string { return "99-" + pool + "-generated-registries" }
+func GeneratedName(pool string) string { return generatedmc.RegistriesNames.Of(pool, "") }
 
 // Pools returns the pools that get a registries MachineConfig: the built-in ones, as on
 // OpenShift. A custom pool inherits its parent's (worker's) through its machineConfigSelector.
