@@ -119,14 +119,24 @@ func planPool(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool,
 		out.Sources = append(out.Sources, s.Name)
 	}
 	out.Summary = fmt.Sprintf("new pool: renders %s from %d MachineConfigs", next.Name, len(out.Sources))
+	// Every plan is to next, whose Ignition Render already parsed; and a plan's summary counts
+	// the sources it carries.
+	planFrom := func(current *mcfgv1.MachineConfig) (*Plan, error) {
+		p, err := compare(pool.Name, current, next, res.Ignition, c.Policies)
+		if err != nil {
+			return nil, err
+		}
+		p.Sources = out.Sources
+		p.Summary = summary(p)
+		return p, nil
+	}
 	if target != nil {
-		p, err := Between(pool.Name, target, next, c.Policies)
+		p, err := planFrom(target)
 		if err != nil {
 			out.Error = err.Error()
 			return out
 		}
-		p.Sources = out.Sources
-		out.Summary, out.Unreconcilable = summary(p), p.Unreconcilable
+		out.Summary, out.Unreconcilable = p.Summary, p.Unreconcilable
 	}
 
 	members, ambiguous := rollout.Members(pool, pools, c.Nodes)
@@ -149,12 +159,11 @@ func planPool(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool,
 			g.Error = fmt.Sprintf("rendered config %s, which these nodes run, is not on the cluster: cannot plan from it", g.Current)
 			continue
 		}
-		p, err := Between(pool.Name, current, next, c.Policies)
+		p, err := planFrom(current)
 		if err != nil {
 			g.Error = err.Error()
 			continue
 		}
-		p.Sources = out.Sources
 		g.Plan = p
 	}
 	return out

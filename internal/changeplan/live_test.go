@@ -280,6 +280,9 @@ func TestLive(t *testing.T) {
 			if g.Plan == nil || g.Plan.Disruption != "drain+reboot" || !g.Plan.SSHKeysChanged || g.Plan.Rendered != w.Rendered {
 				t.Errorf("group %s: plan %+v, want drain+reboot for chrony.conf with the SSH key, to %s", g.Current, g.Plan, w.Rendered)
 			}
+			if g.Plan != nil && !strings.Contains(g.Plan.Summary, "from 3 MachineConfigs") {
+				t.Errorf("group %s: summary %q does not count the sources the plan carries", g.Current, g.Plan.Summary)
+			}
 			want := []string{"worker-0", "worker-1"}
 			if g.Current == rendered["worker-old"] {
 				want = []string{"worker-2"}
