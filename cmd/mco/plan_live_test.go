@@ -126,13 +126,22 @@ spec:
 	return dir
 }
 
+// TestPlanLive plans against one control plane of its own (the package's shared one has other
+// tests' pools and nodes, which would join worker): first the chrony change under the cluster's
+// NodeDisruptionPolicy, then, with the policy gone, the kernel-argument change that it applies
+// for real at the end. Starting a control plane costs 20-30 s, so both share it.
 func TestPlanLive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs a control plane, which -short does not start")
-	}
+	testenv.Integration(t)
 	env := testenv.New(t)
 	ctx := context.Background()
 	planCluster(t, ctx, env.Client)
+	t.Run("policy", func(t *testing.T) { planLivePolicy(t, ctx, env) })
+	t.Run("apply", func(t *testing.T) { planLiveApply(t, ctx, env) })
+}
+
+// planLiveApply plans replacing 99-worker-kargs and adding 99-worker-ssh, then applies them with
+// kubectl and checks the plan named the rendered configs the controller would render.
+func planLiveApply(t *testing.T, ctx context.Context, env *testenv.Env) {
 	var before mcfgv1.MachineConfig
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: "99-worker-kargs"}, &before); err != nil {
 		t.Fatal(err)
@@ -214,13 +223,9 @@ func TestPlanLive(t *testing.T) {
 	}
 }
 
-func TestPlanLivePolicy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs a control plane, which -short does not start")
-	}
-	env := testenv.New(t)
-	ctx := context.Background()
-	planCluster(t, ctx, env.Client)
+// planLivePolicy plans the chrony change on infra without and with MachineConfiguration cluster,
+// and deletes the policy again.
+func planLivePolicy(t *testing.T, ctx context.Context, env *testenv.Env) {
 	args := []string{"plan", "-f", "testdata/plan/chrony", "--kubeconfig", env.KubeconfigPath, "-o", "json", "--pool", "infra"}
 
 	stdout, stderr, code := runMCO(t, args...)
@@ -240,6 +245,11 @@ func TestPlanLivePolicy(t *testing.T) {
 	if err := env.Client.Create(ctx, &policy); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		if err := env.Client.Delete(ctx, &policy); err != nil {
+			t.Errorf("deleting the policy for the next part: %v", err)
+		}
+	}()
 	stdout, stderr, code = runMCO(t, args...)
 	var r changeplan.Report
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
