@@ -73,6 +73,10 @@ type Decision struct {
 	// NextWindowStart is set while waiting for a window.
 	NextWindowStart           time.Time
 	NodesDone, NodesRemaining int
+	// Held is true when the policy itself keeps nodes from starting (a hold, a closed window,
+	// the gate, a pause), not when it only waits for started nodes to finish: a stall while
+	// nodes update is not explained by the policy (mco_pool_held).
+	Held bool
 }
 
 // Decide paces a pool. Order: nothing to do (Idle, Done); a paused spec or a failed health
@@ -114,15 +118,15 @@ func Decide(p Policy, s State, now time.Time) Decision {
 		return d
 	}
 	if why := p.unhealthy(s.Nodes, now.Location()); why != "" {
-		d.Phase, d.Reason = rolloutv1.PhasePaused, "paused: "+why+stillUpdating
+		d.Phase, d.Reason, d.Held = rolloutv1.PhasePaused, "paused: "+why+stillUpdating, true
 		return d
 	}
 	if p.Paused {
-		d.Phase, d.Reason = rolloutv1.PhasePaused, "paused by spec.paused"+stillUpdating
+		d.Phase, d.Reason, d.Held = rolloutv1.PhasePaused, "paused by spec.paused"+stillUpdating, true
 		return d
 	}
 	if s.PoolPaused {
-		d.Phase, d.Reason = rolloutv1.PhasePaused, "the MachineConfigPool is paused (its spec.paused)"+stillUpdating
+		d.Phase, d.Reason, d.Held = rolloutv1.PhasePaused, "the MachineConfigPool is paused (its spec.paused)"+stillUpdating, true
 		return d
 	}
 	resumed := !s.ResumedAt.IsZero() && !s.ResumedAt.Before(lastFinish)
@@ -140,11 +144,11 @@ func Decide(p Policy, s State, now time.Time) Decision {
 			d.Phase, d.Reason = rolloutv1.PhaseCanary, fmt.Sprintf("canary: %d/%d updated%s", updated, canary, stillUpdating)
 			return d
 		case !resumed && p.Soak > 0 && soakLeft > 0:
-			d.Phase, d.RequeueAfter = rolloutv1.PhaseCanary, soakLeft
+			d.Phase, d.RequeueAfter, d.Held = rolloutv1.PhaseCanary, soakLeft, true
 			d.Reason = fmt.Sprintf("canary done: waiting for `mco rollout resume` or soak (%s left)", HumanDuration(soakLeft))
 			return d
 		case !resumed && p.Soak == 0:
-			d.Phase, d.Reason = rolloutv1.PhaseCanary, "canary done: waiting for `mco rollout resume`"
+			d.Phase, d.Reason, d.Held = rolloutv1.PhaseCanary, "canary done: waiting for `mco rollout resume`", true
 			return d
 		default:
 			batch = 2
@@ -156,7 +160,7 @@ func Decide(p Policy, s State, now time.Time) Decision {
 			d.Phase = rolloutv1.PhaseProgressing
 			return d
 		case s.Batch > 0 && !resumed && soakLeft > 0:
-			d.Phase, d.RequeueAfter = rolloutv1.PhaseSoaking, soakLeft
+			d.Phase, d.RequeueAfter, d.Held = rolloutv1.PhaseSoaking, soakLeft, true
 			// Updated nodes passed the health gate above, so the count is of updated nodes.
 			d.Reason = fmt.Sprintf("soaking batch %d until %s; %d/%d updated", s.Batch,
 				lastFinish.Add(p.Soak).In(now.Location()).Format("15:04"), updated, total)
@@ -172,7 +176,7 @@ func Decide(p Policy, s State, now time.Time) Decision {
 		until, open := p.Windows.OpenUntil(now)
 		if !open {
 			next, w, _ := NextWindowStart(p.Windows, now)
-			d.Phase, d.NextWindowStart, d.RequeueAfter = rolloutv1.PhaseWaitingForWindow, next, next.Sub(now)
+			d.Phase, d.NextWindowStart, d.RequeueAfter, d.Held = rolloutv1.PhaseWaitingForWindow, next, next.Sub(now), true
 			d.Reason = fmt.Sprintf("waiting for window %s (in %s)%s", w.Describe(next), HumanDuration(next.Sub(now)), stillUpdating)
 			return d
 		}

@@ -36,17 +36,9 @@ type paced struct {
 }
 
 // holds reports whether the policy keeps the pool from starting nodes on purpose (a hold, a
-// window, the gate, a refusal), so a stall alert can tell it from a stuck rollout.
-func (p *paced) holds() bool {
-	if p == nil || p.decision.Start > 0 {
-		return false
-	}
-	switch p.decision.Phase {
-	case rolloutv1.PhaseCanary, rolloutv1.PhaseSoaking, rolloutv1.PhaseWaitingForWindow, rolloutv1.PhasePaused:
-		return true
-	}
-	return false
-}
+// window, the gate, a refusal), so a stall alert can tell it from a stuck rollout. A canary
+// whose nodes are still updating is not held: a stuck canary node must still raise the alert.
+func (p *paced) holds() bool { return p != nil && p.decision.Held }
 
 // budget is how many healthy nodes the policy lets start now.
 func (p *paced) budget() *int { return &p.decision.Start }
@@ -104,7 +96,7 @@ func (r *Reconciler) pace(ctx context.Context, pool *mcfgv1.MachineConfigPool, m
 // returns a zero budget.
 func (r *Reconciler) refusePacing(ctx context.Context, pool *mcfgv1.MachineConfigPool, target string, policies []*rolloutv1.MachineConfigPoolRollout, why string) (*paced, error) {
 	r.warnOnce(pool, "pacing/"+pool.Name, ReasonPacingRefused, why)
-	d := pacing.Decision{Phase: rolloutv1.PhasePaused, Reason: "paused: " + why}
+	d := pacing.Decision{Phase: rolloutv1.PhasePaused, Reason: "paused: " + why, Held: true}
 	for _, p := range policies {
 		e := rolloutv1.PoolRolloutStatus{Name: pool.Name, Target: target, Phase: d.Phase, Reason: d.Reason}
 		if old := pacing.PoolEntry(&p.Status, pool.Name); old != nil && old.Target == target {

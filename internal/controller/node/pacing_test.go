@@ -332,3 +332,21 @@ func waitValid(t *testing.T, ctx context.Context, policy string, status metav1.C
 	}
 	t.Fatalf("mcprollout/%s: no Valid=%s with %q; conditions %+v", policy, status, message, p.Status.Conditions)
 }
+
+// A canary still updating waits for its nodes, not on the policy: mco_pool_held stays 0 so a
+// stuck canary node still raises MCORolloutStalled. Once it finished and waits for a resume, it is held.
+func TestCanaryUpdatingIsNotHeld(t *testing.T) {
+	p, err := pacing.Compile(rolloutv1.MachineConfigPoolRolloutSpec{PoolSelector: &metav1.LabelSelector{}, Canary: &rolloutv1.Canary{Nodes: intstr.FromInt32(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 6, 13, 14, 0, 0, 0, time.UTC)
+	updating := pacing.State{Batch: 1, Nodes: []pacing.NodeState{{Name: "a", Progress: pacing.Updating}, {Name: "b", Progress: pacing.Pending}}}
+	if d := pacing.Decide(p, updating, now); d.Phase != rolloutv1.PhaseCanary || (&paced{decision: d}).holds() {
+		t.Errorf("canary updating: phase %s, held %v; want Canary, not held", d.Phase, (&paced{decision: d}).holds())
+	}
+	done := pacing.State{Batch: 1, Nodes: []pacing.NodeState{{Name: "a", Progress: pacing.Updated}, {Name: "b", Progress: pacing.Pending}}}
+	if d := pacing.Decide(p, done, now); !(&paced{decision: d}).holds() {
+		t.Errorf("canary done, waiting for a resume: not held (%s: %s)", d.Phase, d.Reason)
+	}
+}
