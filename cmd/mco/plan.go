@@ -106,8 +106,6 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 		return fmt.Errorf("--offline needs -f with the pool's MachineConfigs after the change")
 	case f.current == "":
 		return fmt.Errorf("--offline needs --current with the rendered MachineConfig the pool runs now")
-	case f.output != "" && f.output != "text" && f.output != "json":
-		return fmt.Errorf("--output: unknown format %q (want text or json)", f.output)
 	}
 	policies, err := loadPolicies(f.policy)
 	if err != nil {
