@@ -152,16 +152,6 @@ func eventTime(e corev1.Event) time.Time {
 	return e.FirstTimestamp.Time
 }
 
-// latestWarning is the newest Warning event among events (newest first), or nil.
-func latestWarning(events []corev1.Event) *corev1.Event {
-	for i := range events {
-		if events[i].Type == corev1.EventTypeWarning {
-			return &events[i]
-		}
-	}
-	return nil
-}
-
 // eventEvidence names at most maxEvents events, newest first.
 func eventEvidence(events []corev1.Event, now time.Time) []string {
 	var out []string
