@@ -131,8 +131,10 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mcn.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("machineconfignode controller: %w", err)
 	}
+	// The kubelet config controller parses the same MachineConfigs as the render: one cache.
 	kubelet := &kubeletconfigcontroller.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorderFor("mco-kubeletconfig-controller"),
+		Parses:   render.Parses,
 		Options:  kubeletconfigcontroller.Options{ControllerVersion: opts.Render.ControllerVersion, ServesAPIServer: kinds.apiServers}}
 	if err := kubelet.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("kubelet config controller: %w", err)

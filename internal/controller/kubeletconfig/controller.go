@@ -56,7 +56,9 @@ type Reconciler struct {
 	Reader   client.Reader
 	Recorder record.EventRecorder
 	Options  Options
-	parses   *render.ParseCache
+	// Parses is the Ignition parse cache, the render controller's where the manager shares it
+	// (both read every MachineConfig of a pool). Nil makes one of the controller's own.
+	Parses *render.ParseCache
 }
 
 // CacheByObject limits the APIServer informer to `cluster`, the only one the kubelet follows,
@@ -70,7 +72,9 @@ func CacheByObject() (client.Object, cache.ByObject) {
 // base), MachineConfigs (a base kubelet.conf changed; a generated one edited or deleted by
 // hand is put back) and, where served, the APIServer `cluster`.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.parses = render.NewParseCache(1024)
+	if r.Parses == nil {
+		r.Parses = render.NewParseCache(1024)
+	}
 	all := generated.EnqueueAll(r.Client, &mcfgv1.KubeletConfigList{}, "KubeletConfigs")
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kubeletconfig").
@@ -146,7 +150,7 @@ func (r *Reconciler) cluster(ctx context.Context) (kubeletconfig.Cluster, error)
 		Pools:             pools.Items,
 		KubeletConfigs:    kcs.Items,
 		ControllerVersion: r.Options.ControllerVersion,
-		Parse:             r.parses.Parse,
+		Parse:             r.Parses.Parse,
 	}
 	for i := range mcs.Items {
 		c.MachineConfigs = append(c.MachineConfigs, &mcs.Items[i])

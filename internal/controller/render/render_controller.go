@@ -49,8 +49,10 @@ type Reconciler struct {
 	Client   client.Client
 	Recorder record.EventRecorder
 	Options  Options
-	parses   *render.ParseCache
-	waits    generatorClock
+	// Parses is the Ignition parse cache; the manager shares it with the kubelet config
+	// controller, which reads the same MachineConfigs. Nil makes one of the controller's own.
+	Parses *render.ParseCache
+	waits  generatorClock
 }
 
 // SetupWithManager registers the controller: pools by spec change, MachineConfigs mapped to
@@ -58,7 +60,9 @@ type Reconciler struct {
 // rendered config that is still the target is recreated), KubeletConfigs and
 // ContainerRuntimeConfigs to the pools they select (see generators.go).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.parses = render.NewParseCache(4096)
+	if r.Parses == nil {
+		r.Parses = render.NewParseCache(4096)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("render").
 		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -117,7 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		Defaults:          r.Options.Defaults,
 		Current:           findConfig(all, pool.Spec.Configuration.Name),
 		ControllerVersion: r.Options.ControllerVersion,
-		Parse:             r.parses.Parse,
+		Parse:             r.Parses.Parse,
 	})
 	if noSel := (*render.ErrNoSelector)(nil); errors.As(err, &noSel) {
 		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonSelectsNothing, noSel.Error())
