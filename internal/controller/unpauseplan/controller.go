@@ -16,7 +16,6 @@ import (
 
 	"github.com/mco-dev/mco/internal/changeplan"
 	"github.com/mco-dev/mco/internal/poolcondition"
-	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 )
 
@@ -69,8 +68,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return r.write(ctx, pool, corev1.ConditionTrue, v.Reason, v.Message)
 }
 
-// nodesBehind counts the pool's members per current config other than the target. A node that
-// has not reported a config yet is left out: it is not on an older one.
+// nodesBehind counts the pool's members per current config other than the target, grouped as
+// mco plan groups them. A node that has not reported a config yet is left out: it is not on an
+// older one.
 func (r *Reconciler) nodesBehind(ctx context.Context, pool *mcfgv1.MachineConfigPool) (map[string]int, error) {
 	var poolList mcfgv1.MachineConfigPoolList
 	var nodeList corev1.NodeList
@@ -90,9 +90,9 @@ func (r *Reconciler) nodesBehind(ctx context.Context, pool *mcfgv1.MachineConfig
 	}
 	members, _ := rollout.Members(pool, pools, nodes)
 	behind := map[string]int{}
-	for _, n := range members {
-		if current := n.Annotations[protocol.CurrentConfigAnnotation]; current != "" && current != pool.Spec.Configuration.Name {
-			behind[current]++
+	for _, g := range changeplan.GroupNodes(members) {
+		if g.Current != "" && g.Current != pool.Spec.Configuration.Name {
+			behind[g.Current] = len(g.Nodes)
 		}
 	}
 	return behind, nil
