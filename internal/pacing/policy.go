@@ -56,11 +56,20 @@ func Compile(spec rolloutv1.MachineConfigPoolRolloutSpec) (Policy, error) {
 	return p, nil
 }
 
-// canarySize is the canary batch for a pool of total nodes: rounded up, at least 1, at most total.
+// canarySize is the canary batch for a pool of total nodes; 0 without a canary.
 func (p Policy) canarySize(total int) int {
-	if p.Canary == nil || total == 0 {
+	if p.Canary == nil {
 		return 0
 	}
-	n, _ := intstr.GetScaledValueFromIntOrPercent(p.Canary, total, true)
+	return CanarySize(*p.Canary, total)
+}
+
+// CanarySize is the canary batch of spec.canary.nodes for a pool of total nodes: rounded up,
+// at least 1, at most total (0 for an empty pool).
+func CanarySize(nodes intstr.IntOrString, total int) int {
+	if total == 0 {
+		return 0
+	}
+	n, _ := intstr.GetScaledValueFromIntOrPercent(&nodes, total, true)
 	return min(max(n, 1), total)
 }

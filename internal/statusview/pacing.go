@@ -6,7 +6,6 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/pacing"
@@ -70,16 +69,9 @@ func Held(spec rolloutv1.MachineConfigPoolRolloutSpec, s rolloutv1.PoolRolloutSt
 	case rolloutv1.PhaseSoaking:
 		return true
 	case rolloutv1.PhaseCanary:
-		return s.BatchFinishedAt != nil && spec.Canary != nil && int(s.NodesDone) >= canarySize(spec.Canary.Nodes, int(s.NodesDone+s.NodesRemaining))
+		return s.BatchFinishedAt != nil && spec.Canary != nil && int(s.NodesDone) >= pacing.CanarySize(spec.Canary.Nodes, int(s.NodesDone+s.NodesRemaining))
 	}
 	return false
-}
-
-// canarySize is the canary batch of a pool of total nodes, as pacing counts it: rounded up, at
-// least 1, at most total.
-func canarySize(nodes intstr.IntOrString, total int) int {
-	n, _ := intstr.GetScaledValueFromIntOrPercent(&nodes, total, true)
-	return min(max(n, 1), total)
 }
 
 // Column is the pools table's PACING cell: the phase, "-" when no policy selects the pool.
