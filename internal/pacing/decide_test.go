@@ -78,7 +78,7 @@ func TestDecide(t *testing.T) {
 		{name: "zero nodes", spec: canary(intstr.FromInt32(1)),
 			want: Decision{Phase: rolloutv1.PhaseIdle}, reason: "pool has no nodes"},
 		{name: "all updated", state: State{Nodes: pool(3, 0, 0), BatchFinishedAt: ago(time.Hour), Batch: 2},
-			want: Decision{Phase: rolloutv1.PhaseDone, Batch: 2, NodesDone: 3}, reason: "all 3 nodes updated"},
+			want: Decision{BatchFinishedAt: ago(time.Hour), Phase: rolloutv1.PhaseDone, Batch: 2, NodesDone: 3}, reason: "all 3 nodes updated"},
 		{name: "no pacing: everything may start", state: State{Nodes: pool(0, 1, 4)},
 			want:   Decision{Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, NodesRemaining: 5},
 			reason: "batch 1: up to 4 nodes may start; 1 node still updating"},
@@ -91,31 +91,31 @@ func TestDecide(t *testing.T) {
 		{name: "canary updating", spec: canary(intstr.FromInt32(1)), state: State{Nodes: pool(0, 1, 4), Batch: 1},
 			want: Decision{Batch: 1, Phase: rolloutv1.PhaseCanary, NodesRemaining: 5}, reason: "canary: 0/1 updated; 1 node still updating"},
 		{name: "canary done, soaking", spec: soak(30*time.Minute, canary(intstr.FromInt32(1))), state: State{Nodes: pool(1, 0, 4), BatchFinishedAt: ago(18 * time.Minute), Batch: 1},
-			want:   Decision{Held: true, Batch: 1, Phase: rolloutv1.PhaseCanary, RequeueAfter: 12 * time.Minute, NodesDone: 1, NodesRemaining: 4},
+			want:   Decision{BatchFinishedAt: ago(18 * time.Minute), Held: true, Batch: 1, Phase: rolloutv1.PhaseCanary, RequeueAfter: 12 * time.Minute, NodesDone: 1, NodesRemaining: 4},
 			reason: "canary done: waiting for `mco rollout resume` or soak (12m left)"},
 		{name: "canary done without soak waits for resume only", spec: canary(intstr.FromInt32(1)), state: State{Nodes: pool(1, 0, 4), BatchFinishedAt: ago(5 * time.Hour), Batch: 1},
-			want:   Decision{Held: true, Batch: 1, Phase: rolloutv1.PhaseCanary, NodesDone: 1, NodesRemaining: 4},
+			want:   Decision{BatchFinishedAt: ago(5 * time.Hour), Held: true, Batch: 1, Phase: rolloutv1.PhaseCanary, NodesDone: 1, NodesRemaining: 4},
 			reason: "canary done: waiting for `mco rollout resume`"},
 		{name: "resume ends the canary hold", spec: soak(30*time.Minute, canary(intstr.FromInt32(1))),
 			state: State{Nodes: pool(1, 0, 4), BatchFinishedAt: ago(18 * time.Minute), Batch: 1, ResumedAt: ago(time.Minute)},
-			want:  Decision{Start: 4, Batch: 2, Phase: rolloutv1.PhaseProgressing, NodesDone: 1, NodesRemaining: 4}, reason: "batch 2: up to 4 nodes may start"},
+			want:  Decision{BatchFinishedAt: ago(18 * time.Minute), Start: 4, Batch: 2, Phase: rolloutv1.PhaseProgressing, NodesDone: 1, NodesRemaining: 4}, reason: "batch 2: up to 4 nodes may start"},
 		{name: "a resume from before the canary finished is spent", spec: canary(intstr.FromInt32(1)),
 			state: State{Nodes: pool(1, 0, 4), BatchFinishedAt: ago(18 * time.Minute), Batch: 1, ResumedAt: ago(time.Hour)},
-			want:  Decision{Held: true, Batch: 1, Phase: rolloutv1.PhaseCanary, NodesDone: 1, NodesRemaining: 4}, reason: "canary done: waiting for `mco rollout resume`"},
+			want:  Decision{BatchFinishedAt: ago(18 * time.Minute), Held: true, Batch: 1, Phase: rolloutv1.PhaseCanary, NodesDone: 1, NodesRemaining: 4}, reason: "canary done: waiting for `mco rollout resume`"},
 		{name: "canary soak passed healthy", spec: soak(30*time.Minute, canary(intstr.FromInt32(1))), state: State{Nodes: pool(1, 0, 4), BatchFinishedAt: ago(30 * time.Minute), Batch: 1},
-			want: Decision{Start: 4, Batch: 2, Phase: rolloutv1.PhaseProgressing, NodesDone: 1, NodesRemaining: 4}, reason: "batch 2: up to 4 nodes may start"},
+			want: Decision{BatchFinishedAt: ago(30 * time.Minute), Start: 4, Batch: 2, Phase: rolloutv1.PhaseProgressing, NodesDone: 1, NodesRemaining: 4}, reason: "batch 2: up to 4 nodes may start"},
 		{name: "batch updating: no new starts", spec: soak(30 * time.Minute), state: State{Nodes: pool(1, 2, 4), BatchFinishedAt: ago(time.Hour), Batch: 2},
 			want: Decision{Batch: 2, Phase: rolloutv1.PhaseProgressing, NodesDone: 1, NodesRemaining: 6}, reason: "batch 2: 2 nodes still updating"},
 		{name: "soaking batch", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4), BatchFinishedAt: ago(25 * time.Minute), Batch: 2},
-			want:   Decision{Held: true, Batch: 2, Phase: rolloutv1.PhaseSoaking, RequeueAfter: 5 * time.Minute, NodesDone: 3, NodesRemaining: 4},
+			want:   Decision{BatchFinishedAt: ago(25 * time.Minute), Held: true, Batch: 2, Phase: rolloutv1.PhaseSoaking, RequeueAfter: 5 * time.Minute, NodesDone: 3, NodesRemaining: 4},
 			reason: "soaking batch 2 until 14:05; 3/7 updated"},
 		{name: "resume ends a soak", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4), BatchFinishedAt: ago(25 * time.Minute), Batch: 2, ResumedAt: base},
-			want: Decision{Start: 4, Batch: 3, Phase: rolloutv1.PhaseProgressing, NodesDone: 3, NodesRemaining: 4}, reason: "batch 3: up to 4 nodes may start"},
+			want: Decision{BatchFinishedAt: ago(25 * time.Minute), Start: 4, Batch: 3, Phase: rolloutv1.PhaseProgressing, NodesDone: 3, NodesRemaining: 4}, reason: "batch 3: up to 4 nodes may start"},
 		{name: "soak passed healthy: next batch", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4), BatchFinishedAt: ago(31 * time.Minute), Batch: 2},
-			want: Decision{Start: 4, Batch: 3, Phase: rolloutv1.PhaseProgressing, NodesDone: 3, NodesRemaining: 4}, reason: "batch 3: up to 4 nodes may start"},
+			want: Decision{BatchFinishedAt: ago(31 * time.Minute), Start: 4, Batch: 3, Phase: rolloutv1.PhaseProgressing, NodesDone: 3, NodesRemaining: 4}, reason: "batch 3: up to 4 nodes may start"},
 		{name: "gate: updated node not Ready pauses, naming it", spec: soak(30 * time.Minute), state: State{Nodes: pool(3, 0, 4), BatchFinishedAt: ago(31 * time.Minute), Batch: 2},
 			edit: func(ns []NodeState) { ns[2].NotReady, ns[2].NotReadySince = true, ago(2*time.Minute) },
-			want: Decision{Held: true, Batch: 2, Phase: rolloutv1.PhasePaused, NodesDone: 3, NodesRemaining: 4}, reason: "paused: node w-3 not Ready since 13:58"},
+			want: Decision{BatchFinishedAt: ago(31 * time.Minute), Held: true, Batch: 2, Phase: rolloutv1.PhasePaused, NodesDone: 3, NodesRemaining: 4}, reason: "paused: node w-3 not Ready since 13:58"},
 		{name: "gate: started nodes still finish while paused", state: State{Nodes: pool(2, 1, 4), BatchFinishedAt: ago(time.Hour), Batch: 1},
 			edit:   func(ns []NodeState) { ns[0].NotReady, ns[1].NotReady = true, true },
 			want:   Decision{Held: true, Batch: 1, Phase: rolloutv1.PhasePaused, NodesDone: 2, NodesRemaining: 5},
@@ -124,15 +124,15 @@ func TestDecide(t *testing.T) {
 			edit: func(ns []NodeState) {
 				ns[1].UnreadyDaemonSetPods = []string{"openshift-sdn/sdn-x", "openshift-dns/dns-default-x"}
 			},
-			want:   Decision{Held: true, Batch: 1, Phase: rolloutv1.PhasePaused, NodesDone: 2, NodesRemaining: 4},
+			want:   Decision{BatchFinishedAt: ago(time.Hour), Held: true, Batch: 1, Phase: rolloutv1.PhasePaused, NodesDone: 2, NodesRemaining: 4},
 			reason: "paused: node w-2 DaemonSet pod openshift-dns/dns-default-x not Ready"},
 		{name: "gate: DaemonSet check off", spec: func(s *rolloutv1.MachineConfigPoolRolloutSpec) { s.HealthGate.DaemonSetPodsReady = &no },
 			state: State{Nodes: pool(2, 0, 4), BatchFinishedAt: ago(time.Hour), Batch: 1},
 			edit:  func(ns []NodeState) { ns[1].UnreadyDaemonSetPods = []string{"openshift-dns/dns-default-x"} },
-			want:  Decision{Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, NodesDone: 2, NodesRemaining: 4}, reason: "batch 1: up to 4 nodes may start"},
+			want:  Decision{BatchFinishedAt: ago(time.Hour), Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, NodesDone: 2, NodesRemaining: 4}, reason: "batch 1: up to 4 nodes may start"},
 		{name: "gate: a pending node's health is maxUnavailable's business", state: State{Nodes: pool(2, 0, 4), BatchFinishedAt: ago(time.Hour), Batch: 1},
 			edit: func(ns []NodeState) { ns[5].NotReady = true },
-			want: Decision{Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, NodesDone: 2, NodesRemaining: 4}, reason: "batch 1: up to 4 nodes may start"},
+			want: Decision{BatchFinishedAt: ago(time.Hour), Start: 4, Batch: 1, Phase: rolloutv1.PhaseProgressing, NodesDone: 2, NodesRemaining: 4}, reason: "batch 1: up to 4 nodes may start"},
 		{name: "the pool's own spec.paused", spec: canary(intstr.FromInt32(1)), state: State{Nodes: pool(0, 0, 4), PoolPaused: true},
 			want: Decision{Held: true, Phase: rolloutv1.PhasePaused, NodesRemaining: 4}, reason: "the MachineConfigPool is paused (its spec.paused)"},
 		{name: "spec.paused", spec: func(s *rolloutv1.MachineConfigPoolRolloutSpec) { s.Paused = true }, state: State{Nodes: pool(0, 0, 4)},
@@ -174,10 +174,10 @@ func TestDecide(t *testing.T) {
 				t.Errorf("next window %v, want %v", got.NextWindowStart, c.want.NextWindowStart)
 			}
 			got.NextWindowStart, c.want.NextWindowStart = time.Time{}, time.Time{}
-			if want := wantBatchFinishedAt(c.state, now); !got.BatchFinishedAt.Equal(want) {
-				t.Errorf("batchFinishedAt %v, want %v", got.BatchFinishedAt, want)
+			if !got.BatchFinishedAt.Equal(c.want.BatchFinishedAt) {
+				t.Errorf("batchFinishedAt %v, want %v", got.BatchFinishedAt, c.want.BatchFinishedAt)
 			}
-			got.BatchFinishedAt = time.Time{}
+			got.BatchFinishedAt, c.want.BatchFinishedAt = time.Time{}, time.Time{}
 			if got != c.want {
 				t.Errorf("decision\n got %+v\nwant %+v", got, c.want)
 			}
@@ -220,27 +220,6 @@ func TestDecideWalk(t *testing.T) {
 	if got != want {
 		t.Fatalf("phases\n got %s\nwant %s", got, want)
 	}
-}
-
-// wantBatchFinishedAt is the rule for the seen finish: kept once seen, now when first seen
-// (no node updating, some updated), zero while a batch runs.
-func wantBatchFinishedAt(s State, now time.Time) time.Time {
-	var updated, updating int
-	for _, n := range s.Nodes {
-		switch n.Progress {
-		case Updated:
-			updated++
-		case Updating:
-			updating++
-		}
-	}
-	switch {
-	case updating > 0 || updated == 0:
-		return time.Time{}
-	case s.BatchFinishedAt.IsZero():
-		return now
-	}
-	return s.BatchFinishedAt
 }
 
 func TestBatchFinishFirstSeenStartsTheSoak(t *testing.T) {
