@@ -127,6 +127,12 @@ func TestNode(t *testing.T) {
 		node: workerNode("w1", newConfig, newConfig),
 		want: want{summary: []string{"Done: runs rendered-worker-new, the target of mcp/worker"}, next: []string{"nothing until the pool gets a new target"}},
 	}, {
+		// The agent seeds Working at first boot (and after a stuck journal clears) until it
+		// has verified the node: not Done, whatever current and desired say.
+		name: "on its desired config but Working is not Done",
+		node: workerNode("w1", newConfig, newConfig, a, "Working"),
+		want: want{summary: []string{"verifying rendered-worker-new in mcp/worker"}, next: []string{"counts the node unavailable"}},
+	}, {
 		name: "NotReady but not updating is not mco's doing",
 		node: notReady(workerNode("w1", newConfig, newConfig), now.Add(-time.Hour)),
 		want: want{summary: []string{"Done"}, why: []string{"not because of mco"}, youCan: []string{"kubectl describe node w1"}},

@@ -139,6 +139,13 @@ func (e nodeExplainer) explain(x *Explanation) {
 		x.Summary = fmt.Sprintf("finishing its update to %s in %s: uncordoning", desired, in)
 		x.Doing = "the agent asked the drain controller to uncordon the node"
 		x.Next = "the drain controller uncordons it and the node is Ready and Done"
+	case !rollout.Done(n):
+		// On its desired config but not Done: the agent reports Working after a first boot, or
+		// once a stuck journal is cleared, until it has verified what booted and what is on disk.
+		x.Summary = fmt.Sprintf("verifying %s in %s: the agent has not reported Done", current, in)
+		x.Doing = fmt.Sprintf("the agent is checking that the node runs %s (what booted, what is on disk) before it reports Done", current)
+		x.Next = fmt.Sprintf("the agent reports Done once the node matches %s; until then %s counts the node unavailable", current, in)
+		x.YouCan = []string{"if this lasts, check the node's agent: `journalctl -u mco-daemon` on it"}
 	case target != "" && desired != target:
 		e.waiting(x, current, target, in)
 	default:
