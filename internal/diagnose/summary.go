@@ -86,7 +86,7 @@ func Summary(in SummaryInput) string {
 const RedactionsFile = "redactions.txt"
 
 // Attention lists, one line each, the pools that are degraded or paused and the nodes that
-// are degraded, not Ready, cordoned, or not yet on their desired config.
+// are degraded, not Ready, cordoned, or not yet Done on their desired config.
 func Attention(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []string {
 	var out []string
 	for _, p := range pools {
@@ -109,8 +109,8 @@ func Attention(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []string {
 	return out
 }
 
-// nodeAttention says why a node needs attention: degraded, not Ready, cordoned, or not yet on
-// its desired config; nothing for a node at rest.
+// nodeAttention says why a node needs attention: degraded, not Ready, cordoned, or not yet
+// Done on its desired config; nothing for a node at rest.
 func nodeAttention(n *corev1.Node) []string {
 	a := n.Annotations
 	var why []string
@@ -125,8 +125,12 @@ func nodeAttention(n *corev1.Node) []string {
 	if n.Spec.Unschedulable {
 		why = append(why, "cordoned")
 	}
-	if cur, want := a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation]; want != "" && cur != want {
+	switch cur, want := a[protocol.CurrentConfigAnnotation], a[protocol.DesiredConfigAnnotation]; {
+	case want != "" && cur != want:
 		why = append(why, fmt.Sprintf("on %s, desired %s (state %s)", orNone(cur), want, orNone(a[protocol.StateAnnotation])))
+	case want != "" && !rollout.Done(n) && !rollout.Degraded(n):
+		// The agent reports Working after a first boot until it has verified the node.
+		why = append(why, fmt.Sprintf("on its desired config %s, but state %s, not yet Done", want, a[protocol.StateAnnotation]))
 	}
 	return why
 }

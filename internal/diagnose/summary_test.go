@@ -44,6 +44,7 @@ func TestAttention(t *testing.T) {
 		node("worker-0", "rendered-b", "rendered-b", protocol.NodeDone, true),
 		node("worker-3", "rendered-b", "rendered-b", protocol.NodeDone, false),
 		pressed,
+		node("worker-5", "rendered-b", "rendered-b", protocol.NodeWorking, true),
 	})
 	want := []string{
 		"pool worker: NodeDegraded: node worker-1 is degraded",
@@ -52,6 +53,7 @@ func TestAttention(t *testing.T) {
 		"node worker-2: cordoned",
 		"node worker-3: not Ready (or disk pressure, or network unavailable)",
 		"node worker-4: not Ready (or disk pressure, or network unavailable)",
+		"node worker-5: on its desired config rendered-b, but state Working, not yet Done",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Attention =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
