@@ -74,8 +74,17 @@ func (w Writer) EnsureMetadata(ctx context.Context, obj client.Object, suffix *s
 }
 
 // Apply creates or updates each desired MachineConfig, leaving equal ones alone, and reports
-// whether it wrote any. A name another object controls stops it with a *NameTakenError.
+// whether it wrote any. A name another object controls stops it with a *NameTakenError before
+// anything is written: the object is reported refused, so no pool may have been given its
+// MachineConfig.
 func (w Writer) Apply(ctx context.Context, obj client.Object, desired, existing []*mcfgv1.MachineConfig) (wrote bool, err error) {
+	for _, want := range desired {
+		if cur := find(existing, want.Name); cur != nil {
+			if owner := metav1.GetControllerOf(cur); owner != nil && owner.UID != obj.GetUID() {
+				return false, &NameTakenError{Kind: w.Kind, Object: obj.GetName(), Name: cur.Name, Owner: owner.Kind + " " + owner.Name}
+			}
+		}
+	}
 	for _, want := range desired {
 		pool := want.Labels[protocol.RoleLabel]
 		cur := find(existing, want.Name)
@@ -86,9 +95,6 @@ func (w Writer) Apply(ctx context.Context, obj client.Object, desired, existing 
 			w.Recorder.Eventf(obj, corev1.EventTypeNormal, ReasonGenerated, "Generated %s for pool %s", want.Name, pool)
 			wrote = true
 			continue
-		}
-		if owner := metav1.GetControllerOf(cur); owner != nil && owner.UID != obj.GetUID() {
-			return wrote, &NameTakenError{Kind: w.Kind, Object: obj.GetName(), Name: cur.Name, Owner: owner.Kind + " " + owner.Name}
 		}
 		next, differs := generatedmc.Updated(cur, want)
 		if !differs {

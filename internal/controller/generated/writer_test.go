@@ -68,14 +68,16 @@ func TestWriterLifecycle(t *testing.T) {
 		}
 	})
 
-	t.Run("a name another object controls is refused, naming both", func(t *testing.T) {
+	t.Run("a name another object controls is refused, naming both, before any pool's is written", func(t *testing.T) {
 		other := &mcfgv1.KubeletConfig{ObjectMeta: metav1.ObjectMeta{Name: "other"}}
 		mustCreate(t, other)
-		wrote, err := w.Apply(ctx, other, []*mcfgv1.MachineConfig{mcFor(other, "worker", worker.Name)}, existing(t))
+		free := mcFor(other, "master", "99-master-generated-kubelet")
+		wrote, err := w.Apply(ctx, other, []*mcfgv1.MachineConfig{free, mcFor(other, "worker", worker.Name)}, existing(t))
 		var taken *NameTakenError
 		if wrote || !errors.As(err, &taken) {
 			t.Fatalf("Apply = %v, %v; want a NameTakenError and nothing written", wrote, err)
 		}
+		expectGone(t, free.Name)
 		want := "KubeletConfig other: MachineConfig 99-worker-generated-kubelet is controlled by KubeletConfig max-pods; remove the " +
 			protocol.NameSuffixAnnotation + " annotation from one of them to have it renamed"
 		if err.Error() != want {
