@@ -60,11 +60,13 @@ func followRollout(ctx context.Context, cmd *cobra.Command, c client.Client, nam
 	out := cmd.OutOrStdout()
 	last := ""
 	var pacing statusview.Pacing
+	// Where the kind is not served, each list of it rediscovers every API group: ask once.
+	policiesServed := true
 	for {
 		pools, nodes, err := fetch(ctx, c)
 		var policies []rolloutv1.MachineConfigPoolRollout
-		if err == nil {
-			policies, err = fetchPolicies(ctx, c)
+		if err == nil && policiesServed {
+			policies, policiesServed, err = servedPolicies(ctx, c)
 		}
 		if err != nil && ctx.Err() == nil {
 			return err
@@ -190,14 +192,20 @@ func resolveResumeTarget(ctx context.Context, c client.Client, arg string) (*rol
 // fetchPolicies lists the MachineConfigPoolRollouts; none where the cluster does not serve the kind
 // (an install older than paced rollouts).
 func fetchPolicies(ctx context.Context, c client.Client) ([]rolloutv1.MachineConfigPoolRollout, error) {
+	policies, _, err := servedPolicies(ctx, c)
+	return policies, err
+}
+
+// servedPolicies is fetchPolicies that also says whether the cluster serves the kind.
+func servedPolicies(ctx context.Context, c client.Client) ([]rolloutv1.MachineConfigPoolRollout, bool, error) {
 	var list rolloutv1.MachineConfigPoolRolloutList
 	if err := c.List(ctx, &list); err != nil {
 		if meta.IsNoMatchError(err) {
-			return nil, nil
+			return nil, false, nil
 		}
-		return nil, err
+		return nil, true, err
 	}
-	return list.Items, nil
+	return list.Items, true, nil
 }
 
 // cutPrefixes cuts the first of prefixes s has, for "kind/name" arguments; false when none or the name is empty.
