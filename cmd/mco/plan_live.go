@@ -12,11 +12,8 @@ import (
 	"text/tabwriter"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	operatorv1 "github.com/openshift/api/operator/v1"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/changeplan"
@@ -126,15 +123,9 @@ func readCluster(ctx context.Context, c client.Client) (changeplan.Cluster, erro
 	for i := range nodes.Items {
 		out.Nodes = append(out.Nodes, &nodes.Items[i])
 	}
-	var mc operatorv1.MachineConfiguration
-	err := c.Get(ctx, client.ObjectKey{Name: protocol.ClusterMachineConfiguration}, &mc)
-	switch {
-	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-		out.Policies = plan.DefaultPolicies()
-	case err != nil:
-		return out, fmt.Errorf("reading MachineConfiguration %s: %w", protocol.ClusterMachineConfiguration, err)
-	default:
-		out.Policies = plan.PoliciesFrom(&mc.Spec.NodeDisruptionPolicy)
+	var err error
+	if out.Policies, _, err = plan.ClusterPolicies(ctx, c); err != nil {
+		return out, err
 	}
 	return out, nil
 }

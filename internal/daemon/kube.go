@@ -9,8 +9,6 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/daemon/plan"
-	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // agentScheme knows what the agent reads and writes: its Node and events, MachineConfigs, its
@@ -165,19 +162,9 @@ func (c *cluster) machineConfig(ctx context.Context, name string) (*mcfgv1.Machi
 
 // policies reads MachineConfiguration `cluster`; without one, the defaults apply.
 func (c *cluster) policies(ctx context.Context) (plan.Policies, error) {
-	mc := &operatorv1.MachineConfiguration{}
-	err := c.client.Get(ctx, client.ObjectKey{Name: protocol.ClusterMachineConfiguration}, mc)
-	if apierrors.IsNotFound(err) || metaNoMatch(err) {
-		return plan.DefaultPolicies(), nil
-	}
-	if err != nil {
-		return plan.Policies{}, fmt.Errorf("reading MachineConfiguration %s: %w", protocol.ClusterMachineConfiguration, err)
-	}
-	return plan.PoliciesFrom(&mc.Spec.NodeDisruptionPolicy), nil
+	p, _, err := plan.ClusterPolicies(ctx, c.client)
+	return p, err
 }
-
-// metaNoMatch: a cluster without the operator.openshift.io CRD has no policy either.
-func metaNoMatch(err error) bool { return err != nil && meta.IsNoMatchError(err) }
 
 var retryDelays = struct{ min, max time.Duration }{time.Second, time.Minute}
 

@@ -5,14 +5,9 @@ import (
 	"sync"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	operatorv1 "github.com/openshift/api/operator/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/changeplan"
 	"github.com/mco-dev/mco/internal/daemon/plan"
-	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // maxCachedPlans bounds the cache; past it, it starts over. A cluster has a handful of
@@ -56,16 +51,11 @@ func (c *planCache) between(pool string, current, target *mcfgv1.MachineConfig, 
 	return p, nil
 }
 
-// policies reads MachineConfiguration cluster, as the node agent does; without one (or without
-// its kind) the defaults apply.
+// policies reads MachineConfiguration cluster, as the node agent does (plan.ClusterPolicies).
 func (r *Reconciler) policies(ctx context.Context) (plan.Policies, string, error) {
-	mc := &operatorv1.MachineConfiguration{}
-	err := r.Client.Get(ctx, client.ObjectKey{Name: protocol.ClusterMachineConfiguration}, mc)
-	switch {
-	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-		return plan.DefaultPolicies(), policyKey(nil), nil
-	case err != nil:
-		return plan.Policies{}, "", err
+	p, mc, err := plan.ClusterPolicies(ctx, r.Client)
+	if err != nil || mc == nil {
+		return p, policyKey(nil), err
 	}
-	return plan.PoliciesFrom(&mc.Spec.NodeDisruptionPolicy), policyKey(mc), nil
+	return p, policyKey(mc), nil
 }
