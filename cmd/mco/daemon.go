@@ -40,7 +40,7 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 				return err
 			}
 			reg := prometheus.NewRegistry()
-			if metricsAddr != "" && metricsAddr != "0" { // nobody to read them: no kubelet health checks either
+			if metricsServed(metricsAddr) { // else nobody reads them: no kubelet health checks either
 				opts.Metrics = reg
 			}
 			if err := serveMetrics(metricsAddr, reg); err != nil {
@@ -141,8 +141,11 @@ force file yourself does the same, as in OpenShift.`,
 	return cmd
 }
 
+// metricsServed: an empty address or "0" turns the metrics endpoint off.
+func metricsServed(addr string) bool { return addr != "" && addr != "0" }
+
 func serveMetrics(addr string, reg *prometheus.Registry) error {
-	if addr == "" || addr == "0" {
+	if !metricsServed(addr) {
 		return nil
 	}
 	ln, err := net.Listen("tcp", addr)
