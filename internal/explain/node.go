@@ -82,8 +82,8 @@ func (e nodeExplainer) explain(x *Explanation) {
 	in := fmt.Sprintf("mcp/%s", e.pool.Name)
 	notReadySince, notReady := rollout.NotReadySince(n)
 	threshold := e.c.threshold()
-	drainWanted := protocol.DrainRequest(desired)
-	draining := e.annotation(protocol.DesiredDrainAnnotation) == drainWanted && e.annotation(protocol.LastAppliedDrainAnnotation) != drainWanted
+	// The step of the update towards desired, read as `mco status` reads it.
+	phase := statusview.NodePhase(n, desired)
 
 	switch {
 	case rollout.Degraded(n):
@@ -111,7 +111,7 @@ func (e nodeExplainer) explain(x *Explanation) {
 			"look at the machine: console, power, the kubelet (`journalctl -u kubelet`)",
 			fmt.Sprintf("if the machine is gone for good: `kubectl delete node %s` (the pool's rollout finishes on the rest)", n.Name),
 		}
-	case draining:
+	case phase == statusview.PhaseDraining:
 		e.drain(x, desired, in)
 	case e.annotation(protocol.PostConfigActionAnnotation) == protocol.PostConfigActionRebooting:
 		x.Summary = fmt.Sprintf("rebooting into %s in %s", desired, in)
@@ -122,7 +122,6 @@ func (e nodeExplainer) explain(x *Explanation) {
 			x.Next += fmt.Sprintf("; if it is still NotReady at %s (the %s threshold), the pool reports it unresponsive", stamp(notReadySince.Add(threshold)), threshold)
 		}
 	case current != desired && protocol.NodeState(e.annotation(protocol.StateAnnotation)) == protocol.NodeWorking:
-		phase := statusview.NodePhase(n, desired)
 		x.Summary = fmt.Sprintf("updating to %s in %s: %s", desired, in, phase)
 		if phase == statusview.PhaseCordoned {
 			x.Doing = fmt.Sprintf("drained and cordoned; the agent is applying %s", desired)
