@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/pacing"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
@@ -109,31 +110,39 @@ func protocolAnnotations(n *corev1.Node) map[string]string {
 	return out
 }
 
-// podHandler enqueues the pools selecting a DaemonSet pod's node: its readiness is the
-// pacing health gate's.
+// podHandler enqueues the paced pools selecting a DaemonSet pod's node: its readiness is the
+// pacing health gate's, and pools no policy selects have no gate (DaemonSet pods flip
+// readiness on every node reboot, so waking those pools would be work for nothing).
 func (r *Reconciler) podHandler() handler.EventHandler {
-	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok || pod.Spec.NodeName == "" {
-			return nil
+	return handler.EnqueueRequestsFromMapFunc(r.pacedPoolsOfPod)
+}
+
+func (r *Reconciler) pacedPoolsOfPod(ctx context.Context, obj client.Object) []reconcile.Request {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName == "" {
+		return nil
+	}
+	var n corev1.Node
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, &n); err != nil {
+		return nil
+	}
+	var pools mcfgv1.MachineConfigPoolList
+	if err := r.Client.List(ctx, &pools); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing pools for a pod event")
+		return nil
+	}
+	var policies rolloutv1.MachineConfigPoolRolloutList
+	if err := r.Client.List(ctx, &policies); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing MachineConfigPoolRollouts for a pod event")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range pools.Items {
+		if rollout.Selects(&pools.Items[i], &n) && len(pacing.Selecting(policies.Items, &pools.Items[i])) > 0 {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: pools.Items[i].Name}})
 		}
-		var n corev1.Node
-		if err := r.Client.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, &n); err != nil {
-			return nil
-		}
-		var pools mcfgv1.MachineConfigPoolList
-		if err := r.Client.List(ctx, &pools); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing pools for a pod event")
-			return nil
-		}
-		var reqs []reconcile.Request
-		for i := range pools.Items {
-			if rollout.Selects(&pools.Items[i], &n) {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: pools.Items[i].Name}})
-			}
-		}
-		return reqs
-	})
+	}
+	return reqs
 }
 
 // daemonSetPodReadiness passes DaemonSet pods appearing, going, or changing readiness or node.
