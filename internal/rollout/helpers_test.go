@@ -72,6 +72,10 @@ func drainingFor(cfg string) func(*corev1.Node) {
 func notReady(n *corev1.Node)  { n.Status.Conditions[0].Status = corev1.ConditionFalse }
 func cordoned(n *corev1.Node)  { n.Spec.Unschedulable = true }
 func unmanaged(n *corev1.Node) { delete(n.Annotations, protocol.CurrentConfigAnnotation) }
+func noState(n *corev1.Node)   { delete(n.Annotations, protocol.StateAnnotation) }
+func noConditions(n *corev1.Node) {
+	n.Status.Conditions = nil
+}
 func condition(t corev1.NodeConditionType, s corev1.ConditionStatus) func(*corev1.Node) {
 	return func(n *corev1.Node) {
 		n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: t, Status: s})

@@ -17,19 +17,23 @@ func Managed(n *corev1.Node) bool { return n.Annotations[protocol.CurrentConfigA
 
 func current(n *corev1.Node) string { return n.Annotations[protocol.CurrentConfigAnnotation] }
 func desired(n *corev1.Node) string { return n.Annotations[protocol.DesiredConfigAnnotation] }
+// state is the agent's report as written. Missing or empty is no report at all, never Done: a
+// node is Done only once its agent said so (as OpenShift counts it), so a Node whose agent
+// never ran, or whose annotations an admin cleared, is not counted updated or available.
 func state(n *corev1.Node) protocol.NodeState {
-	if s := protocol.NodeState(n.Annotations[protocol.StateAnnotation]); s != "" {
-		return s
-	}
-	return protocol.NodeDone
+	return protocol.NodeState(n.Annotations[protocol.StateAnnotation])
 }
 
-// Ready is the scheduler's view: Ready=True, no disk pressure, network available, and not
-// cordoned. A cordoned node counts as unavailable even when the kubelet is healthy.
+// Ready is the scheduler's view: Ready=True, disk pressure and network unavailability reported
+// False where reported, and not cordoned. A cordoned node counts as unavailable even when the
+// kubelet is healthy.
 func Ready(n *corev1.Node) bool { return !n.Spec.Unschedulable && Healthy(n) }
 
-// Healthy is Ready ignoring the cordon: the kubelet reports Ready, no disk pressure, network
-// available.
+// Healthy is Ready ignoring the cordon: the kubelet reports Ready=True, and DiskPressure and
+// NetworkUnavailable, where present, are False. Unknown counts against the node, as in
+// OpenShift: a kubelet that stopped reporting pressure has not shown there is none. Unlike
+// OpenShift, a node with no Ready condition at all is not healthy: its kubelet has never said
+// it is ready.
 func Healthy(n *corev1.Node) bool {
 	ready := false
 	for _, c := range n.Status.Conditions {
@@ -37,7 +41,7 @@ func Healthy(n *corev1.Node) bool {
 		case corev1.NodeReady:
 			ready = c.Status == corev1.ConditionTrue
 		case corev1.NodeDiskPressure, corev1.NodeNetworkUnavailable:
-			if c.Status == corev1.ConditionTrue {
+			if c.Status != corev1.ConditionFalse {
 				return false
 			}
 		}

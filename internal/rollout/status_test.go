@@ -33,7 +33,16 @@ func TestStatusCounts(t *testing.T) {
 		{"working", []*corev1.Node{node("a", "new", inState(protocol.NodeWorking, "")), node("b", "new")}, counts{2, 1, 1, 1, 0}},
 		{"degraded", []*corev1.Node{node("a", "old", desiring("new"), inState(protocol.NodeDegraded, "x")), node("b", "new")}, counts{2, 1, 1, 1, 1}},
 		{"unreconcilable", []*corev1.Node{node("a", "old", desiring("new"), inState(protocol.NodeUnreconcilable, "x"))}, counts{1, 0, 0, 1, 1}},
-		{"empty state means Done", []*corev1.Node{node("a", "new", inState("", ""))}, counts{1, 1, 1, 0, 0}},
+		// Nobody has reported on these nodes: not Done, so neither updated nor available (OpenShift
+		// counts them the same way).
+		{"empty state is not Done", []*corev1.Node{node("a", "new", inState("", "")), node("b", "new")}, counts{2, 1, 1, 1, 0}},
+		{"missing state is not Done", []*corev1.Node{node("a", "new", noState), node("b", "new")}, counts{2, 1, 1, 1, 0}},
+		// The kubelet no longer reports pressure or network: not ready until it says False.
+		{"disk pressure unknown", []*corev1.Node{node("a", "new", condition(corev1.NodeDiskPressure, corev1.ConditionUnknown)), node("b", "new")}, counts{2, 2, 1, 1, 0}},
+		{"network unavailable unknown", []*corev1.Node{node("a", "new", condition(corev1.NodeNetworkUnavailable, corev1.ConditionUnknown)), node("b", "new")}, counts{2, 2, 1, 1, 0}},
+		{"disk pressure and network reported False", []*corev1.Node{node("a", "new", condition(corev1.NodeDiskPressure, corev1.ConditionFalse), condition(corev1.NodeNetworkUnavailable, corev1.ConditionFalse))}, counts{1, 1, 1, 0, 0}},
+		// Deliberately stricter than OpenShift, which counts a node with no Ready condition ready.
+		{"no Ready condition", []*corev1.Node{node("a", "new", noConditions), node("b", "new")}, counts{2, 2, 1, 1, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Decide(Input{Pool: pool("worker", "new", paused), Nodes: tc.nodes})
