@@ -58,6 +58,9 @@ reboot the agent still owes) cannot be seen and is said so.
 With --offline, no cluster: -f must hold every MachineConfig of the pool after the change,
 and --current the rendered config its nodes run.
 
+Keys Ignition only warns about render as in OpenShift (see "mco validate --help"): the plan
+lists them (offline also on stderr, at their file) and they do not change the exit code.
+
 Exit codes: 0 nothing drains or reboots; 1 a node would be drained or rebooted (or has a
 reboot queued); 2 error, including a pool that does not render and a change the controller
 or agent would refuse as unreconcilable.`,
@@ -136,6 +139,8 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 		found.add(located(set, pool, err)...)
 		return &exitError{code: 2, err: found.report(cmd, "cannot render pool "+pool.Name)}
 	}
+	var warned warnings
+	warned.print(cmd.ErrOrStderr(), set, p.Warnings)
 	out := cmd.OutOrStdout()
 	if f.output == "json" {
 		js, err := json.MarshalIndent(p, "", "  ")

@@ -160,6 +160,9 @@ func printReport(w io.Writer, r *changeplan.Report) error {
 		if p.Error != "" {
 			fmt.Fprintf(w, "error: %s\n", p.Error)
 		}
+		for _, warning := range p.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", warning)
+		}
 		for _, u := range p.Unreconcilable {
 			fmt.Fprintf(w, "unreconcilable with the pool's target: %s\n", u)
 		}

@@ -53,7 +53,10 @@ built-in pools with OpenShift's default selectors.
 With --ignition only the merged Ignition config is printed (JSON unless -o yaml), at spec
 --spec-version; converting to an older spec fails, naming what that spec cannot express.
 
-Bad input exits 1 listing every problem as "file:document: field: reason".`,
+Bad input exits 1 listing every problem as "file:document: field: reason". Keys Ignition only
+warns about render as in OpenShift (ignored, or read as the field they spell in another case;
+see "mco validate --help") and are printed on stderr as "warning: ..." lines; the exit code
+stays 0.`,
 		Example: `  mco render --pool worker ./manifests
   mco render --pool infra -o json pools/ machineconfigs/
   mco render --pool worker --ignition --spec-version 3.2.0 99-worker-ssh.bu`,
@@ -103,6 +106,8 @@ func runRender(cmd *cobra.Command, f renderFlags, paths []string) error {
 		found.add(located(set, pool, err)...)
 		return found.report(cmd, "cannot render pool "+pool.Name)
 	}
+	var warned warnings
+	warned.print(cmd.ErrOrStderr(), set, res.Warnings)
 
 	var out []byte
 	if f.ignitionOnly {

@@ -33,7 +33,14 @@ rules, Butane included) and runs the checks the controller would:
 fcos Butane configs get role --pool; without --pool they are checked on their own only.
 
 Prints nothing and exits 0 when all is well; otherwise lists every problem on stderr as
-"file:document: field: reason" and exits 1.`,
+"file:document: field: reason" and exits 1.
+
+What Ignition itself only warns about is not a problem: a key no field of the config's spec
+takes (a spec 2 "networkd" section or a file's "filesystem" in a spec 3 config, a typo) is
+ignored, and a key differing from a field only in case is read as that field, as Ignition and
+OpenShift do. Each is printed on stderr as
+"warning: file:document: MachineConfig NAME: field (line L col C): reason" and leaves the exit
+code alone. A key given twice in one object (or as two case variants of one field) is an error.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			return runValidate(cmd, pool, paths)
@@ -54,8 +61,11 @@ func runValidate(cmd *cobra.Command, poolName string, paths []string) error {
 	// Pools are rendered from the MachineConfigs that pass on their own, so problems that only
 	// show when configs merge are found too instead of hiding behind the first bad config.
 	var valid []*mcfgv1.MachineConfig
+	var warned warnings
 	for _, mc := range set.MachineConfigs {
-		if _, err := parses.Parse(mc); err != nil {
+		_, ws, err := parses.ParseWithWarnings(mc)
+		warned.print(cmd.ErrOrStderr(), set, ws)
+		if err != nil {
 			found.add(located(set, nil, err)...)
 			continue
 		}
@@ -81,7 +91,7 @@ func runValidate(cmd *cobra.Command, poolName string, paths []string) error {
 		if err != nil || len(selected) == 0 {
 			continue // selector problems are reported above; an empty selection is fine offline
 		}
-		_, err = render.Render(pool, valid, render.Options{ControllerVersion: version.Commit, Parse: parses.Parse})
+		_, err = render.Render(pool, valid, render.Options{ControllerVersion: version.Commit, Parse: parses.ParseWithWarnings})
 		if err != nil {
 			found.add(located(set, pool, err)...)
 		}

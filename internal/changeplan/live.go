@@ -52,9 +52,12 @@ type PoolReport struct {
 	// RenderDegraded and keep Target instead of moving any node.
 	Unreconcilable []string `json:"unreconcilable,omitempty"`
 	// Error is why the pool does not render after the change (RenderDegraded too).
-	Error  string      `json:"error,omitempty"`
-	Notes  []string    `json:"notes,omitempty"`
-	Groups []NodeGroup `json:"groups"`
+	Error string `json:"error,omitempty"`
+	// Warnings are what Ignition only warns about in the pool's MachineConfigs after the
+	// change: it renders as OpenShift's would, and the pool's RenderWarnings condition names them.
+	Warnings []render.Warning `json:"warnings,omitempty"`
+	Notes    []string         `json:"notes,omitempty"`
+	Groups   []NodeGroup      `json:"groups"`
 }
 
 // ForceFileNote is said in every live plan: what only the node knows.
@@ -115,6 +118,7 @@ func planPool(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool,
 	}
 	next := res.Config
 	out.Rendered = next.Name
+	out.Warnings = res.Warnings
 	for _, s := range res.Sources {
 		out.Sources = append(out.Sources, s.Name)
 	}

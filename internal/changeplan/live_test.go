@@ -320,6 +320,26 @@ func TestLive(t *testing.T) {
 		}
 	})
 
+	t.Run("keys Ignition ignores are warnings: same render, same exit code", func(t *testing.T) {
+		clean, err := Live(c, Applied{MachineConfigs: []*mcfgv1.MachineConfig{sshKey}}, "worker")
+		if err != nil {
+			t.Fatal(err)
+		}
+		leftover := mc(t, "60-worker-ssh", map[string]any{"networkd": map[string]any{"units": []any{}}, "passwd": map[string]any{"users": []any{
+			map[string]any{"name": "core", "sshAuthorizedKeys": []any{"ssh-ed25519 AAAA admin@example.com"}}}}})
+		r, err := Live(c, Applied{MachineConfigs: []*mcfgv1.MachineConfig{leftover}}, "worker")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := r.Pools[0]
+		if w.Error != "" || w.Rendered != clean.Pools[0].Rendered || r.ExitCode() != clean.ExitCode() {
+			t.Errorf("rendered %s (error %q), exit %d; want %s and exit %d as without the key", w.Rendered, w.Error, r.ExitCode(), clean.Pools[0].Rendered, clean.ExitCode())
+		}
+		if len(w.Warnings) != 1 || w.Warnings[0].MachineConfig != "60-worker-ssh" || w.Warnings[0].Field != "spec.config.networkd" {
+			t.Errorf("warnings %+v, want networkd of 60-worker-ssh", w.Warnings)
+		}
+	})
+
 	t.Run("an unknown pool", func(t *testing.T) {
 		if _, err := Live(c, Applied{}, "gpu"); err == nil || !strings.Contains(err.Error(), `no MachineConfigPool "gpu"`) {
 			t.Errorf("err %v", err)

@@ -54,6 +54,9 @@ type Plan struct {
 	// Unreconcilable lists what the controller refuses to render over Current, so the change
 	// would leave the pool degraded instead of updating nodes.
 	Unreconcilable []string `json:"unreconcilable,omitempty"`
+	// Warnings are what Ignition only warns about in the sources (keys it ignores or reads in
+	// another case): the render, and so this plan, is as OpenShift's.
+	Warnings []render.Warning `json:"warnings,omitempty"`
 }
 
 // Disrupts reports whether a node would be drained or rebooted.
@@ -112,6 +115,7 @@ func Compute(in Input) (*Plan, error) {
 	for _, src := range res.Sources {
 		p.Sources = append(p.Sources, src.Name)
 	}
+	p.Warnings = res.Warnings
 	p.Summary = summary(p)
 	return p, nil
 }

@@ -1,7 +1,9 @@
 package ignition
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/coreos/vcontext/report"
@@ -48,41 +50,44 @@ func (e *ConfigError) Error() string {
 	return strings.Join(msgs, "; ")
 }
 
-// reportProblems lists the fatal entries of an Ignition report, and the keys it warns it
-// does not know (version names the spec for them). An entry without a field path (a syntax or
-// type error) is located by its position in raw, and a type mismatch is put in plain words.
-func reportProblems(raw []byte, rpt report.Report, version string) []FieldError {
+// reportProblems lists the fatal entries of an Ignition report, and, when version names the
+// spec raw declares, what became of the keys it warns it does not use: Ignition only warns
+// about them, so they are warnings unless two of them set one field.
+func reportProblems(raw []byte, rpt report.Report, version string) ([]FieldError, []Warning) {
 	var problems problemList
+	var unknown []FieldError
 	for _, e := range rpt.Entries {
 		fe := FieldError{Path: contextPath(e.Context.Path), Reason: e.Message}
 		if e.Marker.StartP != nil {
 			fe.Line, fe.Column = e.Marker.Start()
 		}
 		switch {
+		case e.Kind == report.Warn && strings.HasPrefix(e.Message, unknownKeyWarning) && version != "" && len(e.Context.Path) > 0:
+			unknown = append(unknown, fe)
 		case e.Kind != nil && e.Kind.IsFatal():
-		case e.Kind == report.Warn && strings.HasPrefix(e.Message, unknownKeyWarning):
-			fe.Reason = unknownKeyReason(strings.TrimPrefix(e.Message, unknownKeyWarning), version)
-		default:
-			continue
+			problems.add(raw, fe)
 		}
-		if problems.full() {
-			problems.more++
-			continue
-		}
-		reason, mismatch := typeReason(fe.Reason)
-		switch {
-		case fe.Path != "" || fe.Line == 0:
-		case mismatch:
-			fe.Path = pathOfMismatch(raw, offsetOf(raw, fe.Line, fe.Column))
-		default:
-			fe.Path = pathAt(raw, offsetOf(raw, fe.Line, fe.Column))
-		}
-		if mismatch {
-			fe.Reason = reason
-		}
-		problems.list = append(problems.list, fe)
 	}
-	return problems.result()
+	// The library finds unused keys in map order: sorted, the same config always gets the
+	// same warnings (and the same first maxWarnings of them).
+	slices.SortStableFunc(unknown, byPosition)
+	var warnings warningList
+	judge := newKeyJudge(raw, version)
+	for _, fe := range unknown {
+		parts := strings.Split(fe.Path, ".")
+		verdict := judge.judge(parts[:len(parts)-1], parts[len(parts)-1], fe.Line, fe.Column)
+		if verdict.warning != nil {
+			warnings.add(*verdict.warning)
+		} else {
+			problems.add(raw, *verdict.problem)
+		}
+	}
+	return problems.result(), warnings.result()
+}
+
+// byPosition orders problems by where they are in the config.
+func byPosition(a, b FieldError) int {
+	return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column), cmp.Compare(a.Path, b.Path))
 }
 
 // maxProblems bounds the problems reported for one config: a config with thousands of
@@ -97,6 +102,27 @@ type problemList struct {
 }
 
 func (p *problemList) full() bool { return len(p.list) >= maxProblems }
+
+// add keeps fe, found in raw, unless the list is full. A problem without a field path (a syntax
+// or type error) is located by its position in raw, and a type mismatch is put in plain words.
+func (p *problemList) add(raw []byte, fe FieldError) {
+	if p.full() {
+		p.more++
+		return
+	}
+	reason, mismatch := typeReason(fe.Reason)
+	switch {
+	case fe.Path != "" || fe.Line == 0:
+	case mismatch:
+		fe.Path = pathOfMismatch(raw, offsetOf(raw, fe.Line, fe.Column))
+	default:
+		fe.Path = pathAt(raw, offsetOf(raw, fe.Line, fe.Column))
+	}
+	if mismatch {
+		fe.Reason = reason
+	}
+	p.list = append(p.list, fe)
+}
 
 func (p *problemList) result() []FieldError {
 	if p.more == 0 {
@@ -120,9 +146,13 @@ func failed(problems []FieldError, err error) error {
 }
 
 func contextPath(parts []interface{}) string {
+	return strings.Join(contextParts(parts), ".")
+}
+
+func contextParts(parts []interface{}) []string {
 	s := make([]string, len(parts))
 	for i, p := range parts {
 		s[i] = fmt.Sprint(p)
 	}
-	return strings.Join(s, ".")
+	return s
 }

@@ -12,10 +12,13 @@ import (
 // one validation walk. The library's full path decodes twice more (for the version and for
 // line/column context) and walks a third time for unknown keys, which only yields warnings;
 // on a render of 200 MachineConfigs that was most of the time. ok=false means "not the easy
-// case": the caller takes the full path, which also produces the positioned errors.
+// case": the caller takes the full path, which also produces the positioned errors and the
+// warnings.
 //
-// The decode is strict, as the full path is once its warnings count: data after the config,
-// an unknown key (matched case-sensitively) or a key given twice is not the easy case.
+// The decode is strict: data after the config, a key given twice, and any key no field takes
+// by exact name are not the easy case. The last matters beyond the warning: this decoder
+// matches keys case-sensitively, Ignition's ignoring case, so only a config without such keys
+// decodes the same in both.
 func parseCanonicalFast(raw []byte) (cfg Config, ok bool) {
 	if !declaresVersion(raw, CanonicalVersion.String()) {
 		return Config{}, false

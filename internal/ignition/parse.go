@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/coreos/go-semver/semver"
@@ -30,58 +31,72 @@ func Empty() Config {
 	return Config{Ignition: types.Ignition{Version: CanonicalVersion.String()}}
 }
 
-// Parse reads a raw Ignition config of any accepted spec version (2.0–2.2 and 3.0–3.5) in JSON
-// or YAML and returns it as spec 3.5. An empty input is the empty config, as in a MachineConfig
-// that only sets kernel arguments.
-//
-// Parse is stricter than Ignition, which only warns: an unknown key, a key given twice, data
-// after the config and a config over MaxConfigSize are errors, since each means part of what
-// the author wrote would be silently dropped (or is not a config at all).
+// Parse is ParseWithWarnings for callers that have nobody to tell about warnings: the agent
+// and the server read rendered configs, which carry none.
 func Parse(raw []byte) (Config, error) {
+	cfg, _, err := ParseWithWarnings(raw)
+	return cfg, err
+}
+
+// ParseWithWarnings reads a raw Ignition config of any accepted spec version (2.0–2.2 and
+// 3.0–3.5) in JSON or YAML and returns it as spec 3.5, as Ignition (and so OpenShift) reads it,
+// with what Ignition only warns about: a key no field takes is left out of the config, and a
+// key differing from a field's name only in case is read as that field. An empty input is the
+// empty config, as in a MachineConfig that only sets kernel arguments.
+//
+// What Ignition refuses is an error: invalid JSON (data after the config included), a type
+// mismatch, an invalid value, an unsupported version. So is, stricter than Ignition, which
+// silently keeps the last: a key given twice in one object (or twice in case variants of one
+// field), a second YAML document, and a config over MaxConfigSize.
+func ParseWithWarnings(raw []byte) (Config, []Warning, error) {
 	if len(raw) > MaxConfigSize {
-		return Config{}, sizeError(len(raw))
+		return Config{}, nil, sizeError(len(raw))
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" || string(raw) == "{}" {
-		return Empty(), nil
+		return Empty(), nil, nil
 	}
 	if raw[0] != '{' {
 		js, err := yamlToJSON(raw)
 		if err != nil {
-			return Config{}, err
+			return Config{}, nil, err
 		}
 		if len(js) > MaxConfigSize {
-			return Config{}, sizeError(len(js))
+			return Config{}, nil, sizeError(len(js))
 		}
 		raw = js
 	}
 	if cfg, ok := parseCanonicalFast(raw); ok {
-		return cfg, nil
+		return cfg, nil, nil
 	}
 	dups := duplicateKeys(raw)
 	version, rpt, err := util.GetConfigVersion(raw)
 	if err != nil {
-		problems := append(reportProblems(raw, rpt, ""), dups...)
+		problems, _ := reportProblems(raw, rpt, "")
+		problems = append(problems, dups...)
 		if len(problems) == 0 {
 			problems = []FieldError{versionProblem(raw, err)}
 		}
-		return Config{}, &ConfigError{Problems: problems}
+		return Config{}, nil, &ConfigError{Problems: problems}
 	}
 	switch version.Major {
 	case 3:
 		cfg, rpt, err := v3_5.ParseCompatibleVersion(raw)
-		if problems := append(reportProblems(raw, rpt, version.String()), dups...); err != nil || len(problems) > 0 {
-			return Config{}, failed(problems, err)
+		problems, warnings := reportProblems(raw, rpt, version.String())
+		if problems = append(problems, dups...); err != nil || len(problems) > 0 {
+			return Config{}, warnings, failed(problems, err)
 		}
-		return validCanonical(cfg, nil)
+		cfg, err = validCanonical(cfg, nil)
+		return cfg, warnings, err
 	case 2:
-		cfg, err := parseV2(raw, version)
+		cfg, warnings, err := parseV2(raw, version)
 		if err == nil && len(dups) > 0 {
 			err = &ConfigError{Problems: dups}
 		}
-		return validCanonical(cfg, err)
+		cfg, err = validCanonical(cfg, err)
+		return cfg, warnings, err
 	default:
-		return Config{}, &ConfigError{Problems: []FieldError{{Path: "ignition.version", Reason: fmt.Sprintf("unsupported Ignition spec version %s (want 2.2 or 3.0–%s)", version, CanonicalVersion)}}}
+		return Config{}, nil, &ConfigError{Problems: []FieldError{{Path: "ignition.version", Reason: fmt.Sprintf("unsupported Ignition spec version %s (want 2.2 or 3.0–%s)", version, CanonicalVersion)}}}
 	}
 }
 
@@ -93,7 +108,8 @@ func validCanonical(cfg Config, err error) (Config, error) {
 		return Config{}, err
 	}
 	if rpt := validate.ValidateWithContext(cfg, nil); rpt.IsFatal() {
-		return Config{}, failed(reportProblems(nil, rpt, CanonicalVersion.String()), nil)
+		problems, _ := reportProblems(nil, rpt, "")
+		return Config{}, failed(problems, nil)
 	}
 	return cfg, nil
 }
@@ -114,7 +130,7 @@ func versionProblem(raw []byte, err error) FieldError {
 // parseV2 takes the path OpenShift takes, so old MachineConfigs render the same: parse as 2.2
 // (which up-translates 2.0/2.1), lift to 2.3, drop duplicate files/units/users keeping the last,
 // translate to 3.0 with the "root" filesystem at /, then up to 3.5.
-func parseV2(raw []byte, version semver.Version) (Config, error) {
+func parseV2(raw []byte, version semver.Version) (Config, []Warning, error) {
 	var cfg22 ign22types.Config
 	var rpt v2report.Report
 	var err error
@@ -122,67 +138,94 @@ func parseV2(raw []byte, version semver.Version) (Config, error) {
 	case version == V2_2:
 		cfg22, rpt, err = parseV22(raw)
 	case len(raw) > maxLegacySize:
-		return Config{}, &ConfigError{Problems: []FieldError{{Path: "ignition.version", Reason: fmt.Sprintf(
+		return Config{}, nil, &ConfigError{Problems: []FieldError{{Path: "ignition.version", Reason: fmt.Sprintf(
 			"spec %s configs are read up to %d bytes and this one is %d; write it in spec 2.2 or 3.x", version, maxLegacySize, len(raw))}}}
 	default:
 		cfg22, rpt, err = ignv2_2.Parse(raw)
 	}
-	if problems := v2Problems(raw, rpt); err != nil || len(problems) > 0 {
+	problems, warnings := v2Problems(raw, rpt)
+	if err != nil || len(problems) > 0 {
 		if len(problems) == 0 {
 			problems = v2TypeProblems(raw)
 		}
 		if len(problems) == 0 {
 			problems = []FieldError{{Reason: "spec 2.x: " + err.Error()}}
 		}
-		return Config{}, &ConfigError{Problems: problems}
+		return Config{}, warnings, &ConfigError{Problems: problems}
 	}
 	cfg23, err := v22tov30.RemoveDuplicateFilesUnitsUsers(ignv2_3.Translate(cfg22))
 	if err != nil {
-		return Config{}, &ConfigError{Problems: []FieldError{{Reason: "spec 2.x: " + err.Error()}}}
+		return Config{}, warnings, &ConfigError{Problems: []FieldError{{Reason: "spec 2.x: " + err.Error()}}}
 	}
 	for _, fs := range cfg23.Storage.Filesystems {
 		if fs.Name != "root" {
-			return Config{}, &ConfigError{Problems: []FieldError{{Path: "storage.filesystems", Reason: fmt.Sprintf("spec 2.x filesystem %q: only \"root\" can be converted", fs.Name)}}}
+			return Config{}, warnings, &ConfigError{Problems: []FieldError{{Path: "storage.filesystems", Reason: fmt.Sprintf("spec 2.x filesystem %q: only \"root\" can be converted", fs.Name)}}}
 		}
 	}
 	cfg30, err := v22tov30.Translate(cfg23, map[string]string{"root": "/"})
 	if err != nil {
-		return Config{}, &ConfigError{Problems: []FieldError{{Reason: "converting spec 2.x to 3.0: " + err.Error()}}}
+		return Config{}, warnings, &ConfigError{Problems: []FieldError{{Reason: "converting spec 2.x to 3.0: " + err.Error()}}}
 	}
 	js, err := json.Marshal(cfg30)
 	if err != nil {
-		return Config{}, err
+		return Config{}, warnings, err
 	}
 	cfg, rpt3, err := v3_5.ParseCompatibleVersion(js)
 	if err != nil {
-		return Config{}, failed(reportProblems(js, rpt3, ""), err)
+		problems, _ := reportProblems(js, rpt3, "")
+		return Config{}, warnings, failed(problems, err)
 	}
-	return cfg, nil
+	return cfg, warnings, nil
 }
 
-// v2Problems are the errors of a spec 2.x report and the keys it found unrecognised, each
-// located by its position, since the 2.x library reports no field paths.
-func v2Problems(raw []byte, rpt v2report.Report) []FieldError {
+// v2Problems are the errors of a spec 2.x report, and what became of the keys it found
+// unrecognised (warnings, unless two set one field), each located by its position, since the
+// 2.x library reports no field paths.
+func v2Problems(raw []byte, rpt v2report.Report) ([]FieldError, []Warning) {
 	var problems problemList
+	var unknown []FieldError
 	for _, e := range rpt.Entries {
-		unknownKey, isUnknown := strings.CutPrefix(e.Message, v2UnknownKey)
-		if e.Kind != v2report.EntryError && (e.Kind != v2report.EntryWarning || !isUnknown) {
-			continue
-		}
-		if problems.full() {
-			problems.more++
-			continue
-		}
+		key, isUnknown := strings.CutPrefix(e.Message, v2UnknownKey)
 		fe := FieldError{Line: int64(e.Line), Column: int64(e.Column), Reason: e.Message}
-		// The position is just past the value (or, for an unknown key, the key): one byte
-		// back is inside it.
-		fe.Path = pathAt(raw, offsetOf(raw, fe.Line, fe.Column)-1)
-		if e.Kind == v2report.EntryWarning {
-			fe.Path, fe.Reason = join(fe.Path, unknownKey), unknownKeyReason(unknownKey, "2.x")
+		switch {
+		case e.Kind == v2report.EntryWarning && isUnknown:
+			fe.Reason = key
+			unknown = append(unknown, fe)
+		case e.Kind == v2report.EntryError:
+			// Locating a problem walks the config: past the bound, problems are only counted.
+			if !problems.full() {
+				fe.Path = v2PathAt(raw, fe)
+			}
+			problems.add(raw, fe)
 		}
-		problems.list = append(problems.list, fe)
 	}
-	return problems.result()
+	// In position order, so the same config always gets the same first maxWarnings.
+	slices.SortStableFunc(unknown, byPosition)
+	var warnings warningList
+	judge := newKeyJudge(raw, "2.x")
+	for _, fe := range unknown {
+		if warnings.full() {
+			warnings.more++ // not located, nor checked for a twin: that would walk the config again
+			continue
+		}
+		var parent []string
+		if p := v2PathAt(raw, fe); p != "" {
+			parent = strings.Split(p, ".")
+		}
+		verdict := judge.judge(parent, fe.Reason, fe.Line, fe.Column)
+		if verdict.warning != nil {
+			warnings.add(*verdict.warning)
+		} else {
+			problems.add(raw, *verdict.problem)
+		}
+	}
+	return problems.result(), warnings.result()
+}
+
+// v2PathAt names what a 2.x report entry is about: its position is just past the value (or,
+// for an unknown key, the key), so one byte back is inside it (the key's object, for a key).
+func v2PathAt(raw []byte, fe FieldError) string {
+	return pathAt(raw, offsetOf(raw, fe.Line, fe.Column)-1)
 }
 
 // v2UnknownKey starts the 2.x library's warning about a key it does not know.

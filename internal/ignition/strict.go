@@ -235,8 +235,8 @@ func typeWord(goType string) string {
 	return "an object"
 }
 
-// unknownKeyReason is the error for a key Ignition would ignore: a typo there (or a field of a
-// newer spec) silently drops part of the config.
+// unknownKeyReason is the warning for a key Ignition ignores: a spec 2 leftover (networkd, a
+// file's filesystem) or a typo, which silently drops that part of the config.
 func unknownKeyReason(key, version string) string {
-	return fmt.Sprintf("unknown key %q in spec %s (Ignition would ignore it)", key, version)
+	return fmt.Sprintf("unknown key %q in spec %s: ignored, as Ignition and OpenShift ignore it", key, version)
 }

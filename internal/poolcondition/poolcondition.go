@@ -17,6 +17,11 @@
 //     the message says what unpausing would do to them ("unpausing reboots 12 nodes: kernel
 //     argument audit=1"), the reason is the worst outcome (changeplan.Unpausing). Written by the
 //     unpause plan controller; False once the pool is unpaused or nothing is pending.
+//   - RenderWarnings (mco only): the MachineConfigs of the pool's target carry keys Ignition
+//     only warns about (ignored, or read as the field they spell in another case); the message
+//     names each MachineConfig, field, line and column. Written by the render controller; False
+//     once they are gone; absent on a pool that never had any. Not part of Degraded: the pool
+//     renders as OpenShift's would.
 package poolcondition
 
 import (

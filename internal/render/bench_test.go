@@ -79,7 +79,7 @@ func unitOf(name, contents string) ignitionUnit {
 func BenchmarkRenderOneChanged(b *testing.B) {
 	pool, mcs := largePool(b, 200, 5000)
 	cache := NewParseCache(10_000)
-	if _, err := Render(pool, mcs, Options{Parse: cache.Parse}); err != nil {
+	if _, err := Render(pool, mcs, Options{Parse: cache.ParseWithWarnings}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -89,7 +89,7 @@ func BenchmarkRenderOneChanged(b *testing.B) {
 		cfg := ignition.Empty()
 		cfg.Storage.Files = []ignitionFile{fileOf("/etc/bench/changing.conf", fmt.Sprintf("generation=%d\n", i), 0o644)}
 		mcs[0] = mcOf(b, mcs[0].Name, "worker", cfg)
-		if _, err := Render(pool, mcs, Options{Parse: cache.Parse}); err != nil {
+		if _, err := Render(pool, mcs, Options{Parse: cache.ParseWithWarnings}); err != nil {
 			b.Fatal(err)
 		}
 	}

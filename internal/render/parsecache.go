@@ -19,8 +19,9 @@ type ParseCache struct {
 }
 
 type parseResult struct {
-	cfg ignition.Config
-	err error
+	cfg      ignition.Config
+	warnings []ignition.Warning
+	err      error
 }
 
 // NewParseCache returns a cache that forgets everything once it holds more than limit configs;
@@ -32,12 +33,19 @@ func NewParseCache(limit int) *ParseCache {
 // Parse is ValidateMachineConfig with the Ignition parse served from the cache. Cached configs
 // are shared: callers must not modify them (Render does not).
 func (c *ParseCache) Parse(mc *mcfgv1.MachineConfig) (ignition.Config, error) {
+	cfg, _, err := c.ParseWithWarnings(mc)
+	return cfg, err
+}
+
+// ParseWithWarnings is ValidateMachineConfigWithWarnings with the Ignition parse served from
+// the cache, for Options.Parse.
+func (c *ParseCache) ParseWithWarnings(mc *mcfgv1.MachineConfig) (ignition.Config, []Warning, error) {
 	key := sha256.Sum256(mc.Spec.Config.Raw)
 	c.mu.Lock()
 	res, ok := c.entries[key]
 	c.mu.Unlock()
 	if !ok {
-		res.cfg, res.err = ignition.Parse(mc.Spec.Config.Raw)
+		res.cfg, res.warnings, res.err = ignition.ParseWithWarnings(mc.Spec.Config.Raw)
 		c.mu.Lock()
 		if len(c.entries) >= c.limit {
 			clear(c.entries)
@@ -45,5 +53,6 @@ func (c *ParseCache) Parse(mc *mcfgv1.MachineConfig) (ignition.Config, error) {
 		c.entries[key] = res
 		c.mu.Unlock()
 	}
-	return validateParsed(mc, res.cfg, res.err)
+	cfg, err := validateParsed(mc, res.cfg, res.err)
+	return cfg, configWarnings(mc.Name, res.warnings), err
 }

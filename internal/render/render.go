@@ -32,9 +32,10 @@ type Options struct {
 	Current *mcfgv1.MachineConfig
 	// ControllerVersion is stamped on the result as generated-by-controller-version.
 	ControllerVersion string
-	// Parse, when set, replaces ValidateMachineConfig so a caller can reuse earlier parses of
-	// unchanged MachineConfigs. It must behave exactly like ValidateMachineConfig.
-	Parse func(*mcfgv1.MachineConfig) (ignition.Config, error)
+	// Parse, when set, replaces ValidateMachineConfigWithWarnings so a caller can reuse earlier
+	// parses of unchanged MachineConfigs (ParseCache.ParseWithWarnings). It must behave exactly
+	// like ValidateMachineConfigWithWarnings.
+	Parse func(*mcfgv1.MachineConfig) (ignition.Config, []Warning, error)
 }
 
 // Result is a successful render.
@@ -45,6 +46,9 @@ type Result struct {
 	Sources []corev1.ObjectReference
 	// Ignition is the merged config, spec 3.5.
 	Ignition ignition.Config
+	// Warnings are what Ignition only warns about in the sources, in merge order: the render
+	// went ahead as Ignition's (and OpenShift's) does.
+	Warnings []Warning
 }
 
 type parsedConfig struct {
@@ -65,9 +69,9 @@ func Render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, opts Op
 	}
 	parse := opts.Parse
 	if parse == nil {
-		parse = ValidateMachineConfig
+		parse = ValidateMachineConfigWithWarnings
 	}
-	parsed, errs := parseAll(selected, parse)
+	parsed, warnings, errs := parseAll(selected, parse)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -122,7 +126,7 @@ func Render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, opts Op
 	if size := renderedSize(rendered, specJSON); size > MaxRenderedSize {
 		return nil, &Error{Reason: fmt.Sprintf("pool %s: rendered config is %d bytes, over the %d byte limit; move large files out of MachineConfigs", pool.Name, size, MaxRenderedSize)}
 	}
-	return &Result{Config: rendered, Sources: sources, Ignition: merged}, nil
+	return &Result{Config: rendered, Sources: sources, Ignition: merged, Warnings: warnings}, nil
 }
 
 // renderedSize is the length of mc as JSON, given its spec's JSON: the small rest is serialised
@@ -183,17 +187,18 @@ func checkReconcilable(current *mcfgv1.MachineConfig, merged ignition.Config, sp
 }
 
 // parseAll parses every MachineConfig, on all cores: parsing and validating is most of a
-// render's cost. Results keep merge order; every failure is collected.
-func parseAll(mcs []*mcfgv1.MachineConfig, parse func(*mcfgv1.MachineConfig) (ignition.Config, error)) ([]parsedConfig, Errors) {
+// render's cost. Results and warnings keep merge order; every failure is collected.
+func parseAll(mcs []*mcfgv1.MachineConfig, parse func(*mcfgv1.MachineConfig) (ignition.Config, []Warning, error)) ([]parsedConfig, []Warning, Errors) {
 	parsed := make([]parsedConfig, len(mcs))
+	warned := make([][]Warning, len(mcs))
 	failures := make([]error, len(mcs))
 	next := atomic.Int64{}
 	var wg sync.WaitGroup
 	for range min(goruntime.GOMAXPROCS(0), len(mcs)) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(mcs); i = int(next.Add(1) - 1) {
-				cfg, err := parse(mcs[i])
-				parsed[i], failures[i] = parsedConfig{mc: mcs[i], ign: cfg}, err
+				cfg, ws, err := parse(mcs[i])
+				parsed[i], warned[i], failures[i] = parsedConfig{mc: mcs[i], ign: cfg}, ws, err
 			}
 		})
 	}
@@ -204,7 +209,7 @@ func parseAll(mcs []*mcfgv1.MachineConfig, parse func(*mcfgv1.MachineConfig) (ig
 			errs = append(errs, asErrors(mcs[i].Name, err)...)
 		}
 	}
-	return parsed, errs
+	return parsed, slices.Concat(warned...), errs
 }
 
 func asErrors(mc string, err error) Errors {

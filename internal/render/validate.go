@@ -37,8 +37,16 @@ var SupportedExtensions = map[string][]string{
 // and it asks only for things a node can be given day 2. It returns the parsed Ignition so
 // callers do not parse twice.
 func ValidateMachineConfig(mc *mcfgv1.MachineConfig) (ignition.Config, error) {
-	cfg, err := ignition.Parse(mc.Spec.Config.Raw)
-	return validateParsed(mc, cfg, err)
+	cfg, _, err := ValidateMachineConfigWithWarnings(mc)
+	return cfg, err
+}
+
+// ValidateMachineConfigWithWarnings is ValidateMachineConfig with what Ignition only warns
+// about in the MachineConfig's config, which renders all the same. Warnings come with errors too.
+func ValidateMachineConfigWithWarnings(mc *mcfgv1.MachineConfig) (ignition.Config, []Warning, error) {
+	cfg, warnings, err := ignition.ParseWithWarnings(mc.Spec.Config.Raw)
+	cfg, err = validateParsed(mc, cfg, err)
+	return cfg, configWarnings(mc.Name, warnings), err
 }
 
 func validateParsed(mc *mcfgv1.MachineConfig, cfg ignition.Config, err error) (ignition.Config, error) {

@@ -78,7 +78,7 @@ func LoadFromDir(opts FromDirOptions, parses *render.ParseCache, log *slog.Logge
 		// The commit, as `mco render` and the controller stamp it, so from-dir serves exactly
 		// what `mco render` prints.
 		ControllerVersion: version.Get().Commit,
-		Parse:             parses.Parse,
+		Parse:             parses.ParseWithWarnings,
 	}
 	extras := Extras{KubeletCA: kubeletCA, Kubeconfig: kubeconfig, PullSecret: pullSecret}
 	extrasKey := extras.key()

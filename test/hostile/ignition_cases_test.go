@@ -33,8 +33,6 @@ func ignitionCases() []hostileCase {
 	rows := []ignitionCase{
 		{"spec 2.2 relative path", ign("2.2.0", `,"storage":{"files":[{"filesystem":"root","path":"etc/x","contents":{"source":"data:,x"}}]}`),
 			"storage.files.0.path", "path not absolute"},
-		{"spec 2.2 unknown key", ign("2.2.0", `,"storage":{"files":[{"filesystem":"root","path":"/etc/x","contentz":{"source":"data:,x"}}]}`),
-			"storage.files.0.contentz", `unknown key "contentz"`},
 		{"spec 2.2 wrong type", ign("2.2.0", `,"storage":{"files":[{"filesystem":"root","path":"/etc/x","mode":"rw"}]}`),
 			"storage.files.0.mode", "got a string, want an integer"},
 		{"spec 3.0 wrong type", ign("3.0.0", `,"storage":{"files":[{"path":"/etc/x","mode":"0644"}]}`),
@@ -45,14 +43,14 @@ func ignitionCases() []hostileCase {
 			"systemd.units.0.name", "got a number, want a string"},
 		{"spec 3.3 unit without a type", ign("3.3.0", `,"systemd":{"units":[{"name":"chronyd","contents":"[Unit]"}]}`),
 			"systemd.units.0.name", "invalid systemd unit extension"},
-		{"spec 3.4 unknown key", ign("3.4.0", `,"storage":{"filez":[{"path":"/etc/x"}]}`),
-			"storage.filez", `unknown key "filez" in spec 3.4.0`},
-		{"spec 3.5 unknown key differing only in case", ign("3.5.0", `,"Storage":{"files":[{"path":"/etc/x"}]}`),
-			"Storage", `unknown key "Storage"`},
 		{"spec 3.5 data after the config", ign("3.5.0", "") + " garbage", "", "after top-level value"},
 		{"spec 3.5 a second config after the first", ign("3.5.0", "") + ign("3.5.0", `,"storage":{}`), "", "after top-level value"},
 		{"spec 3.5 key given twice", ign("3.5.0", `,"storage":{"files":[{"path":"/etc/x","path":"/etc/shadow"}]}`),
 			"storage.files.0.path", "more than once"},
+		{"spec 3.5 key given twice, once in another case", ign("3.5.0", `,"storage":{"files":[{"path":"/etc/x","Path":"/etc/shadow"}]}`),
+			"storage.files.0.Path", `keys "Path", "path" all set path`},
+		{"spec 3.2 ignored key beside a wrong type", ign("3.2.0", `,"networkd":{},"storage":{"files":[{"path":"/etc/x","mode":"0644"}]}`),
+			"storage.files.0.mode", "got a string, want an integer"},
 		{"spec 3.5 truncated", `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/etc/x"`, "", "unexpected end of JSON input"},
 		{"deep nesting", ign("3.5.0", `,"x":`+strings.Repeat("[", 100_000)+strings.Repeat("]", 100_000)), "x.0.0.0", "exceeded max depth"},
 		{"deep nesting in YAML", "ignition:\n  version: 3.5.0\nx: " + strings.Repeat("[", 100_000), "", "exceeded max depth"},
@@ -61,8 +59,8 @@ func ignitionCases() []hostileCase {
 		{"missing version", `{"storage":{"files":[{"path":"/etc/x"}]}}`, "ignition.version", "missing"},
 		{"version a number", `{"ignition":{"version":3.5}}`, "ignition.version", "got a number, want a string"},
 		{"unsupported spec", ign("4.0.0", ""), "ignition.version", "unsupported Ignition spec version 4.0.0"},
-		{"spec 2.1 converted is still checked", ign("2.1.0", `,"storage":{"files":[{"filesystem":"root","path":"/etc/x","bogus":1}]}`),
-			"storage.files.0.bogus", `unknown key "bogus"`},
+		{"spec 2.1 converted is still checked", ign("2.1.0", `,"storage":{"files":[{"filesystem":"root","path":"etc/x"}]}`),
+			"storage.files.0.path", "path not absolute"},
 		// The 2.x library located each problem by scanning the config from its start: this
 		// took longer than a test binary may run.
 		{"spec 2.2 with thousands of mistakes", ign("2.2.0", `,"storage":{"files":[`+manyFiles(20_000, `{"filesystem":"root","path":"etc/x%d"}`)+`]}`),
@@ -98,6 +96,46 @@ func ignitionCases() []hostileCase {
 		})
 	}
 	return cases
+}
+
+// ignitionWarningCases are configs Ignition accepts with a warning (and OpenShift renders):
+// ignition.Parse and render must accept them too, leaving the key out (or reading it as the
+// field it spells in another case), and say so, naming the MachineConfig, field, line and key.
+var ignitionWarningCases = []struct {
+	name, raw, path, key, reason string
+}{
+	{"spec 2.2 unknown key", ign("2.2.0", `,"storage":{"files":[{"filesystem":"root","path":"/etc/x","contentz":{"source":"data:,x"}}]}`),
+		"storage.files.0.contentz", "contentz", `unknown key "contentz" in spec 2.x: ignored`},
+	{"spec 3.4 unknown key", ign("3.4.0", `,"storage":{"filez":[{"path":"/etc/x"}]}`),
+		"storage.filez", "filez", `unknown key "filez" in spec 3.4.0: ignored`},
+	{"spec 3.2 networkd section of spec 2", ign("3.2.0", `,"networkd":{"units":[{"name":"10-eth0.network","contents":"[Match]"}]}`),
+		"networkd", "networkd", `unknown key "networkd" in spec 3.2.0: ignored`},
+	{"spec 3.2 file with filesystem root", ign("3.2.0", `,"storage":{"files":[{"filesystem":"root","path":"/etc/x","contents":{"source":"data:,x"}}]}`),
+		"storage.files.0.filesystem", "filesystem", `unknown key "filesystem" in spec 3.2.0: ignored`},
+	{"spec 3.5 unknown key differing only in case", ign("3.5.0", `,"Storage":{"files":[{"path":"/etc/x"}]}`),
+		"Storage", "Storage", `key "Storage" is read as "storage"`},
+}
+
+func TestIgnitionOnlyWarns(t *testing.T) {
+	for _, c := range ignitionWarningCases {
+		t.Run(c.name, func(t *testing.T) {
+			_, warnings, err := ignition.ParseWithWarnings([]byte(c.raw))
+			if err != nil {
+				t.Fatalf("refused what Ignition only warns about: %v", err)
+			}
+			if len(warnings) != 1 || warnings[0].Path != c.path || warnings[0].Key != c.key || warnings[0].Line == 0 || !strings.Contains(warnings[0].Reason, c.reason) {
+				t.Fatalf("warnings %+v, want %s at %s with its position and %q", warnings, c.key, c.path, c.reason)
+			}
+			mcName := "99-warned-" + slug(c.name)
+			_, ws, err := render.ValidateMachineConfigWithWarnings(machineConfig(mcName, "worker", c.raw))
+			if err != nil {
+				t.Fatalf("render refused it: %v", err)
+			}
+			if len(ws) != 1 || ws[0].MachineConfig != mcName || ws[0].Field != "spec.config."+c.path || ws[0].Key != c.key || ws[0].Line == 0 {
+				t.Errorf("render warnings %+v, want %s of %s at spec.config.%s", ws, c.key, mcName, c.path)
+			}
+		})
+	}
 }
 
 // manyFiles joins n file entries made from format (which takes the index).

@@ -121,7 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		Defaults:          r.Options.Defaults,
 		Current:           findConfig(all, pool.Spec.Configuration.Name),
 		ControllerVersion: r.Options.ControllerVersion,
-		Parse:             r.Parses.Parse,
+		Parse:             r.Parses.ParseWithWarnings,
 	})
 	if noSel := (*render.ErrNoSelector)(nil); errors.As(err, &noSel) {
 		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonSelectsNothing, noSel.Error())
@@ -140,6 +140,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	if err := r.patchStatus(ctx, pool, corev1.ConditionFalse, "", ""); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.recordWarnings(ctx, pool, res.Warnings); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, r.collectGarbage(ctx, pool, mcList.Items)
