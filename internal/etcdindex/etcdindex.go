@@ -69,11 +69,11 @@ type Error struct {
 func (e *Error) Error() string { return e.Content + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-// Apply returns cfg with every templated content executed with etcd_index = index, or an error
-// listing each content that failed (an *Error each; errors.As finds the first). cfg is not
-// modified: the file and unit lists are copied, and so is an append or dropin list before one
-// of its entries changes. Contents without "{{" keep their exact bytes, so a config without
-// templates comes back equal to cfg.
+// Apply returns cfg with every content that refers to the index (RefersToIndex) executed with
+// etcd_index = index, or an error listing each content that failed (an *Error each; errors.As
+// finds the first). cfg is not modified: the file and unit lists are copied, and so is an append
+// or dropin list before one of its entries changes. Every other content keeps its exact bytes,
+// so a config without etcd_index templates comes back equal to cfg.
 func Apply(cfg ignition.Config, index int) (ignition.Config, error) {
 	data := map[string]any{Variable: index}
 	var errs []error

@@ -115,28 +115,62 @@ func TestApply(t *testing.T) {
 			cfg: config([]types.File{{Node: types.Node{Path: "/etc/pinned"}, FileEmbedded1: types.FileEmbedded1{
 				Contents: types.Resource{Source: ptr.To(plainSource("etcd-{{.etcd_index}}")), Verification: types.Verification{Hash: ptr.To("sha512-00")}},
 			}}}, nil),
-			wantErr: []string{`file "/etc/pinned": has template actions and contents.verification.hash`},
+			wantErr: []string{`file "/etc/pinned": refers to etcd_index and has contents.verification.hash`},
 		},
 		{
-			name: "an unknown variable fails instead of printing <no value>",
-			cfg: config([]types.File{file("/etc/typo", plainSource("etcd-{{.etcd_idx}}"))},
-				[]types.Unit{{Name: "podman.service", Contents: ptr.To("ExecStart=podman inspect --format '{{.Id}}' etcd\n")}}),
+			name: "a hash on content that does not refer to the index is kept",
+			cfg: config([]types.File{{Node: types.Node{Path: "/etc/pinned"}, FileEmbedded1: types.FileEmbedded1{
+				Contents: types.Resource{Source: ptr.To(plainSource("{{.DNSUpstreams}}")), Verification: types.Verification{Hash: ptr.To("sha512-00")}},
+			}}}, nil),
+			want: map[string]string{},
+		},
+		{
+			// OpenShift's on-prem Corefile.tmpl is a template for the coredns static pod: it does
+			// not refer to the index, so it is nobody's business here (served as OpenShift serves it).
+			name: "templates for other programs, foreign braces and stray ones are left as they are",
+			cfg: config([]types.File{
+				file("/etc/kubernetes/static-pod-resources/coredns/Corefile.tmpl", plainSource("forward . {{- range $upstream := .DNSUpstreams}} {{$upstream}}{{- end}}\n")),
+				file("/etc/helm/values.yaml", plainSource("image: {{ .Values.image | quote }}\n")),
+				file("/etc/jinja.j2", plainSource("{% for h in hosts %}{{ h.name }}{% endfor %}")),
+				file("/etc/stray", plainSource("a {{ b")),
+				file("/etc/escaped-only", plainSource(`{{"{{"}}.Id}}`)),
+				file("/etc/typo", plainSource("etcd-{{.etcd_idx}}")),
+				file("/etc/comment", plainSource("{{/* .etcd_index */}} {{.Other}}")),
+				file("/etc/outside-actions", plainSource("etcd_index .etcd_index {{.Other}}")),
+			}, []types.Unit{{Name: "podman.service", Contents: ptr.To("ExecStart=podman inspect --format '{{.Id}}' etcd\n"),
+				Dropins: []types.Dropin{{Name: "10-x.conf", Contents: ptr.To("{{range 1000000000}}x{{end}}{{printf \"%999999999d\" 1}}")}}}}),
+			want: map[string]string{},
+		},
+		{
+			name: "content that refers to the index and to anything else is refused, in every branch",
+			cfg: config([]types.File{
+				file("/etc/mixed", plainSource("id={{.etcd_index}}\n{{range $u := .DNSUpstreams}}{{$u}}{{end}}\n")),
+				file("/etc/other", plainSource("id={{.etcd_index}} {{.DNSUpstreams}}")),
+				file("/etc/untaken", plainSource("{{if eq .etcd_index 0}}new{{else}}{{.etcd_idx}}{{end}}")),
+				file("/etc/root", plainSource("{{$.etcd_index}} {{$.Cluster}}")),
+				file("/etc/field-of-index", plainSource("{{.etcd_index.Name}}")),
+				file("/etc/with", plainSource("{{with .etcd_index}}{{.etcd_index}}{{end}}")),
+			}, nil),
 			wantErr: []string{
-				`file "/etc/typo": template: /etc/typo:1:7: executing "/etc/typo" at <.etcd_idx>: map has no entry for key "etcd_idx"`,
-				`unit "podman.service": template: podman.service:1:37: executing "podman.service" at <.Id>: map has no entry for key "Id"`,
+				`file "/etc/mixed": template: /etc/mixed:2:8: range is not allowed`,
+				`file "/etc/other": template: /etc/other:1:21: .DNSUpstreams is not etcd_index, the only variable: a content that refers to etcd_index is executed as a template whole, so write its other braces as {{"{{"}}`,
+				`file "/etc/untaken": template: /etc/untaken:1:36: .etcd_idx is not etcd_index`,
+				`file "/etc/root": template: /etc/root:1:20: $.Cluster is not etcd_index`,
+				`file "/etc/field-of-index": template: /etc/field-of-index:1:13: .etcd_index.Name: etcd_index is a number, it has no field Name`,
+				`file "/etc/with": template: /etc/with:1:22: .etcd_index is a field of dot inside with`,
 			},
 		},
 		{
 			name: "loops, definitions and unbounded functions are refused",
 			cfg: config(nil, []types.Unit{
-				{Name: "range.service", Contents: ptr.To("{{range 1000000000}}x{{end}}")},
-				{Name: "define.service", Contents: ptr.To(`{{define "a"}}{{template "a" .}}{{end}}{{template "a" .}}`)},
-				{Name: "block.service", Contents: ptr.To(`{{block "b" .}}x{{end}}`)},
+				{Name: "range.service", Contents: ptr.To("{{.etcd_index}}{{range 1000000000}}x{{end}}")},
+				{Name: "define.service", Contents: ptr.To(`{{define "a"}}{{template "a" .}}{{end}}{{template "a" .}}{{.etcd_index}}`)},
+				{Name: "block.service", Contents: ptr.To(`{{block "b" .}}{{.etcd_index}}{{end}}`)},
 				{Name: "printf.service", Contents: ptr.To(`{{printf "%999999999d" .etcd_index}}`)},
-				{Name: "nested.service", Contents: ptr.To(`{{if eq (len "abc") 3}}x{{end}}`)},
+				{Name: "nested.service", Contents: ptr.To(`{{if eq (len "abc") .etcd_index}}x{{end}}`)},
 			}),
 			wantErr: []string{
-				`unit "range.service": template: range.service:1:8: range is not allowed: {{range 1000000000}}x{{end}}`,
+				`unit "range.service": template: range.service:1:23: range is not allowed: {{range 1000000000}}x{{end}}`,
 				`unit "define.service": template: define and block are not allowed (defines "a")`,
 				`unit "block.service": template: define and block are not allowed (defines "b")`,
 				`unit "printf.service": template: printf.service:1:2: function printf is not allowed`,
@@ -224,14 +258,14 @@ func TestApplyWithoutActionsIsByteIdentical(t *testing.T) {
 func TestApplyListsAtMostTenFailures(t *testing.T) {
 	var units []types.Unit
 	for i := range 13 {
-		units = append(units, types.Unit{Name: fmt.Sprintf("u%02d.service", i), Contents: ptr.To("{{.nope}}")})
+		units = append(units, types.Unit{Name: fmt.Sprintf("u%02d.service", i), Contents: ptr.To("{{.etcd_index}}{{.nope}}")})
 	}
 	_, err := Apply(config(nil, units), 0)
 	if err == nil {
 		t.Fatal("no error")
 	}
 	msg := err.Error()
-	if n := strings.Count(msg, "map has no entry"); n != 10 {
+	if n := strings.Count(msg, ".nope is not etcd_index"); n != 10 {
 		t.Errorf("%d failures listed, want 10:\n%s", n, msg)
 	}
 	if !strings.Contains(msg, "and 3 more contents that cannot be templated") {

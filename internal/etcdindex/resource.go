@@ -17,7 +17,8 @@ import (
 // templateResource executes an inline data: source as a template called name (text/template
 // puts it into its own messages). It reports changed=false for
 // everything it leaves alone: no source, a remote source (fetched by the machine, never seen
-// here), content without "{{", content the template leaves as it was.
+// here), content that does not refer to the index (RefersToIndex), content the template leaves
+// as it was.
 func templateResource(name string, r types.Resource, data map[string]any) (types.Resource, bool, error) {
 	if r.Source == nil || !strings.HasPrefix(*r.Source, "data:") || cannotHoldBraces(*r.Source, r.Compression) {
 		return r, false, nil
@@ -27,11 +28,11 @@ func templateResource(name string, r types.Resource, data map[string]any) (types
 		return r, false, err
 	}
 	content, gzipped := in.Data, in.Gzipped
-	if !bytes.Contains(content, []byte("{{")) {
+	if !bytes.Contains(content, []byte(Variable)) || !RefersToIndex(string(content)) {
 		return r, false, nil
 	}
 	if r.Verification.Hash != nil {
-		return r, false, errors.New("has template actions and contents.verification.hash: executing them would change the bytes the hash pins, so Ignition would refuse the file; drop the hash or the actions")
+		return r, false, errors.New("refers to etcd_index and has contents.verification.hash: executing it would change the bytes the hash pins, so Ignition would refuse the file; drop the hash or the reference")
 	}
 	out, err := execute(name, content, data)
 	if err != nil {

@@ -17,9 +17,10 @@ var allowedFuncs = map[string]bool{
 }
 
 // executeText executes text as a template named name with data. It reports changed=false, and
-// never parses, when text has no "{{": such content must come back byte for byte.
+// never parses, when text does not refer to the index: such content must come back byte for
+// byte.
 func executeText(name, text string, data map[string]any) (string, bool, error) {
-	if !strings.Contains(text, "{{") {
+	if !strings.Contains(text, Variable) || !RefersToIndex(text) {
 		return text, false, nil
 	}
 	out, err := execute(name, []byte(text), data)
@@ -45,7 +46,10 @@ func execute(name string, text []byte, data map[string]any) ([]byte, error) {
 }
 
 // checkSubset refuses what could make executing cost more than linear time or output: loops,
-// template definitions and calls, and functions outside allowedFuncs.
+// template definitions and calls, and functions outside allowedFuncs. It also refuses, in every
+// branch, fields that cannot exist: anything but .etcd_index (and $.etcd_index), fields of the
+// index, fields of dot inside with. Execution would report them too (missingkey=error), but
+// only in the branch the index takes, so a check with one index would let another fail.
 func checkSubset(t *template.Template) error {
 	for _, defined := range t.Templates() {
 		if defined.Name() != t.Name() {
@@ -57,7 +61,12 @@ func checkSubset(t *template.Template) error {
 }
 
 // checker walks one parsed template; tree locates refused actions by line and column.
-type checker struct{ tree *parse.Tree }
+// dotIsValue is set inside with, where dot is the value with tested (the index, a number or a
+// string), which has no fields.
+type checker struct {
+	tree       *parse.Tree
+	dotIsValue bool
+}
 
 func (c checker) node(node parse.Node) error {
 	switch n := node.(type) {
@@ -78,7 +87,15 @@ func (c checker) node(node parse.Node) error {
 	case *parse.IfNode:
 		return c.branch(&n.BranchNode)
 	case *parse.WithNode:
-		return c.branch(&n.BranchNode)
+		if err := c.pipe(n.Pipe); err != nil {
+			return err
+		}
+		inside := c
+		inside.dotIsValue = true
+		if err := inside.node(n.List); err != nil {
+			return err
+		}
+		return c.node(n.ElseList)
 	case *parse.RangeNode:
 		return c.refused(n, "range is not allowed: "+truncate(n.String(), 60))
 	case *parse.TemplateNode:
@@ -114,8 +131,17 @@ func (c checker) pipe(p *parse.PipeNode) error {
 
 func (c checker) arg(arg parse.Node) error {
 	switch a := arg.(type) {
-	case *parse.FieldNode, *parse.VariableNode, *parse.DotNode, *parse.StringNode,
-		*parse.NumberNode, *parse.BoolNode, *parse.NilNode:
+	case *parse.FieldNode:
+		if c.dotIsValue {
+			return c.refused(a, fmt.Sprintf("%s is a field of dot inside with, where dot is the value with tested, which has no fields (the index is $.%s there)", a, Variable))
+		}
+		return c.dataField(a, a.Ident)
+	case *parse.VariableNode:
+		if a.Ident[0] == "$" && len(a.Ident) > 1 {
+			return c.dataField(a, a.Ident[1:])
+		}
+		return nil
+	case *parse.DotNode, *parse.StringNode, *parse.NumberNode, *parse.BoolNode, *parse.NilNode:
 		return nil
 	case *parse.ChainNode:
 		return c.arg(a.Node)
@@ -129,6 +155,18 @@ func (c checker) arg(arg parse.Node) error {
 	default:
 		return c.refused(arg, "this argument is not allowed: "+truncate(arg.String(), 60))
 	}
+}
+
+// dataField checks a field path of the template's data (idents after "." or "$."): the data
+// holds etcd_index alone, and the index is a number.
+func (c checker) dataField(n parse.Node, idents []string) error {
+	if idents[0] != Variable {
+		return c.refused(n, fmt.Sprintf("%s is not %s, the only variable: a content that refers to %s is executed as a template whole, so write its other braces as {{\"{{\"}}", n, Variable, Variable))
+	}
+	if len(idents) > 1 {
+		return c.refused(n, fmt.Sprintf("%s: %s is a number, it has no field %s", n, Variable, idents[1]))
+	}
+	return nil
 }
 
 // refused locates the offending node the way text/template locates its own errors: by name,

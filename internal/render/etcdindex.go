@@ -11,9 +11,12 @@ import (
 )
 
 // checkEtcdIndexTemplates refuses a pool whose etcd_index requests would all fail: where the
-// pool's contents are templated (etcdindex.Enabled: master by default), each must be a valid
-// template. Executing with index 0 is enough: only the value changes between machines, never
-// what a template may refer to or call. A literal "{{" in a master file is the usual cause.
+// pool templates (etcdindex.Enabled: master by default), each content that refers to the index
+// (etcdindex.RefersToIndex, the predicate the server and the agent use) must be a valid
+// template; every other content is served as it is and never refuses a render. Executing with
+// index 0 is enough: what a template may refer to or call is checked in every branch, and only
+// the value changes between machines. A literal "{{" or another program's action beside
+// {{.etcd_index}} in one content is the usual cause.
 func checkEtcdIndexTemplates(pool *mcfgv1.MachineConfigPool, parsed []parsedConfig, merged ignition.Config) error {
 	on, err := etcdindex.Enabled(pool.Name, pool.Annotations)
 	if err != nil {
@@ -27,7 +30,7 @@ func checkEtcdIndexTemplates(pool *mcfgv1.MachineConfigPool, parsed []parsedConf
 		return nil
 	}
 	why := func(err error) string {
-		return fmt.Sprintf("pool %s serves its contents as %s templates (annotation %s): %v; write literal braces as {{\"{{\"}}",
+		return fmt.Sprintf("pool %s executes the contents that refer to %s as templates (annotation %s): %v; in such a content write literal braces as {{\"{{\"}}",
 			pool.Name, etcdindex.Variable, protocol.EtcdIndexTemplatingAnnotation, err)
 	}
 	// Name the MachineConfigs whose own contents fail; the merged error stands if none alone does.

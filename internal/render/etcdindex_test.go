@@ -11,9 +11,10 @@ import (
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
-// A pool whose contents are served as etcd_index templates renders only when every content is
-// a valid template; the error names the MachineConfig, so the pool keeps its last target
-// instead of pointing at a config whose every etcd_index request fails.
+// A pool that templates renders only when every content that refers to etcd_index is a valid
+// template; the error names the MachineConfig, so the pool keeps its last target instead of
+// pointing at a config whose every etcd_index request fails. Content that does not refer to the
+// index is none of its business, whatever braces it holds.
 func TestEtcdIndexTemplatesChecked(t *testing.T) {
 	file := func(name, role, data string) *mcfgv1.MachineConfig {
 		return rawMC(name, role, `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/`+name+`","contents":{"source":"data:,`+data+`"}}]}}`)
@@ -27,6 +28,9 @@ func TestEtcdIndexTemplatesChecked(t *testing.T) {
 	garbled := master.DeepCopy()
 	garbled.Annotations = map[string]string{protocol.EtcdIndexTemplatingAnnotation: "yes"}
 	literal := "x%7B%7Bnot%20a%20template%7D%7D" // x{{not a template}}
+	withIndex := "%7B%7B.etcd_index%7D%7D%20"    // {{.etcd_index}}
+	// What OpenShift's on-prem Corefile.tmpl holds: a template for the coredns static pod.
+	corefile := "forward%20.%20%7B%7B-%20range%20%24upstream%20%3A%3D%20.DNSUpstreams%7D%7D%20%7B%7B%24upstream%7D%7D%7B%7B-%20end%7D%7D"
 
 	for _, tc := range []struct {
 		name string
@@ -34,13 +38,20 @@ func TestEtcdIndexTemplatesChecked(t *testing.T) {
 		mcs  []*mcfgv1.MachineConfig
 		want string // "" renders
 	}{
-		{"master with a literal {{", master, []*mcfgv1.MachineConfig{file("00-master", "master", "ok"), file("50-master-bad", "master", literal)},
-			`MachineConfig "50-master-bad": spec.config: pool master serves its contents as etcd_index templates`},
+		{"master with a literal {{ beside the index", master, []*mcfgv1.MachineConfig{file("00-master", "master", "ok"), file("50-master-bad", "master", withIndex+literal)},
+			`MachineConfig "50-master-bad": spec.config: pool master executes the contents that refer to etcd_index as templates`},
+		{"master with another program's action beside the index", master, []*mcfgv1.MachineConfig{file("50-master-bad", "master", withIndex+corefile)},
+			`/etc/50-master-bad:1:36: range is not allowed`},
+		{"master with a typo in a branch index 0 does not take", master, []*mcfgv1.MachineConfig{file("50-master-bad", "master", "%7B%7Bif%20.etcd_index%7D%7D%7B%7B.etcd_idx%7D%7D%7B%7Bend%7D%7D")},
+			`.etcd_idx is not etcd_index, the only variable`},
 		{"master with the index", master, []*mcfgv1.MachineConfig{file("50-master-etcd", "master", "ETCD_NAME=etcd-%7B%7B.etcd_index%7D%7D")}, ""},
-		{"master with escaped braces", master, []*mcfgv1.MachineConfig{file("50-master-esc", "master", "%7B%7B%22%7B%7B%22%7D%7D")}, ""},
-		{"worker is not templated", worker, []*mcfgv1.MachineConfig{file("50-worker", "worker", literal)}, ""},
-		{"a pool opted in", optedIn, []*mcfgv1.MachineConfig{file("50-worker", "worker", literal)}, `MachineConfig "50-worker"`},
-		{"master opted out", optedOut, []*mcfgv1.MachineConfig{file("50-master-bad", "master", literal)}, ""},
+		{"master with escaped braces and the index", master, []*mcfgv1.MachineConfig{file("50-master-esc", "master", withIndex+"%7B%7B%22%7B%7B%22%7D%7D")}, ""},
+		{"master with a literal {{", master, []*mcfgv1.MachineConfig{file("00-master", "master", "ok"), file("50-master-literal", "master", literal)}, ""},
+		{"master with a template for another program", master, []*mcfgv1.MachineConfig{file("00-master", "master", corefile)}, ""},
+		{"worker is not templated", worker, []*mcfgv1.MachineConfig{file("50-worker", "worker", withIndex+literal)}, ""},
+		{"a pool opted in", optedIn, []*mcfgv1.MachineConfig{file("50-worker", "worker", withIndex+literal)}, `MachineConfig "50-worker"`},
+		{"a pool opted in, without the index", optedIn, []*mcfgv1.MachineConfig{file("50-worker", "worker", literal)}, ""},
+		{"master opted out", optedOut, []*mcfgv1.MachineConfig{file("50-master-bad", "master", withIndex+literal)}, ""},
 		{"a garbled annotation", garbled, []*mcfgv1.MachineConfig{file("00-master", "master", "ok")}, `metadata.annotations: MachineConfigPool master: annotation`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

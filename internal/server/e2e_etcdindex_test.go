@@ -21,7 +21,8 @@ import (
 // TestRealIgnitionClientEtcdIndex boots master machines with the real Ignition binary from
 // /config/master?etcd_index=N: each gets its own member name in a plain file, a gzip-compressed
 // file (which the server decompressed, executed and compressed again), a unit and a dropin,
-// and the index for its agent. A config whose template fails boots nothing.
+// and the index for its agent, while a template for another program (a Corefile.tmpl, which
+// does not refer to the index) is written as it is. A config whose template fails boots nothing.
 func TestRealIgnitionClientEtcdIndex(t *testing.T) {
 	const token = "e2e-master-token"
 	dir := t.TempDir()
@@ -32,14 +33,15 @@ func TestRealIgnitionClientEtcdIndex(t *testing.T) {
   "storage": {"files": [
     {"path": "/etc/etcd/member.env", "mode": 420, "contents": {"source": "data:,ETCD_NAME%3Detcd-%7B%7B.etcd_index%7D%7D%0A"}},
     {"path": "/etc/etcd/compressed.env", "mode": 420, "contents": {"compression": "gzip", "source": "data:;base64,`+gzipBase64(t, "INDEX={{.etcd_index}}\n")+`"}},
-    {"path": "/etc/etcd/plain.txt", "mode": 420, "contents": {"source": "data:,no%20templates"}}
+    {"path": "/etc/etcd/plain.txt", "mode": 420, "contents": {"source": "data:,no%20templates"}},
+    {"path": "/etc/coredns/Corefile.tmpl", "mode": 420, "contents": {"source": "data:,forward%20.%20%7B%7Brange%20.DNSUpstreams%7D%7D%7B%7B.%7D%7D%7B%7Bend%7D%7D"}}
   ]},
   "systemd": {"units": [{"name": "etcd-member.service", "enabled": true,
     "contents": "[Service]\nExecStart=/usr/bin/etcd --name=etcd-{{.etcd_index}}{{if eq .etcd_index 0}} --initial-cluster-state=new{{end}}\n[Install]\nWantedBy=multi-user.target\n",
     "dropins": [{"name": "10-index.conf", "contents": "[Service]\nEnvironment=ETCD_INDEX={{.etcd_index}}\n"}]}]}
 }`)
 	writeMasterPool(t, bootstrapDir, "master-typo", "rendered-master-typo", `{"ignition": {"version": "3.4.0"},
-  "storage": {"files": [{"path": "/etc/etcd/member.env", "contents": {"source": "data:,%7B%7B.etcd_idx%7D%7D"}}]}}`)
+  "storage": {"files": [{"path": "/etc/etcd/member.env", "contents": {"source": "data:,%7B%7B.etcd_index%7D%7D%7B%7B.etcd_idx%7D%7D"}}]}}`)
 	tokensFile := filepath.Join(dir, "tokens.yaml")
 	writeFile(t, tokensFile, "master:\n  token: "+token+"\nmaster-typo:\n  token: "+token+"\n")
 	url := startTLSServer(t, ca, BootstrapOptions{Dir: bootstrapDir, TokensFile: tokensFile})
@@ -56,6 +58,7 @@ func TestRealIgnitionClientEtcdIndex(t *testing.T) {
 			assertFile(t, root, "/etc/etcd/member.env", "ETCD_NAME=etcd-"+index+"\n", 0o644)
 			assertFile(t, root, "/etc/etcd/compressed.env", "INDEX="+index+"\n", 0o644)
 			assertFile(t, root, "/etc/etcd/plain.txt", "no templates", 0o644)
+			assertFile(t, root, "/etc/coredns/Corefile.tmpl", "forward . {{range .DNSUpstreams}}{{.}}{{end}}", 0o644)
 			wantExec := "ExecStart=/usr/bin/etcd --name=etcd-" + index + "\n"
 			if index == "0" {
 				wantExec = "ExecStart=/usr/bin/etcd --name=etcd-0 --initial-cluster-state=new\n"

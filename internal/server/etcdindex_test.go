@@ -28,8 +28,8 @@ const templatedConfig = `{"ignition":{"version":"3.4.0"},
  "systemd":{"units":[{"name":"etcd-member.service","contents":"[Service]\nExecStart=/usr/bin/etcd --name=etcd-{{.etcd_index}}\n",
   "dropins":[{"name":"10-index.conf","contents":"[Service]\nEnvironment=ETCD_INDEX={{.etcd_index}}\n"}]}]}}`
 
-// typoConfig refers to a variable that does not exist.
-const typoConfig = `{"ignition":{"version":"3.4.0"},"systemd":{"units":[{"name":"etcd-member.service","contents":"--name=etcd-{{.etcd_idx}}"}]}}`
+// typoConfig refers to the index, and to a variable that does not exist.
+const typoConfig = `{"ignition":{"version":"3.4.0"},"systemd":{"units":[{"name":"etcd-member.service","contents":"--name=etcd-{{.etcd_index}}{{.etcd_idx}}"}]}}`
 
 func TestBuildTemplatedServedConfig(t *testing.T) {
 	in := ServedInput{Config: testMC(t, templatedConfig), Extras: Extras{Kubeconfig: []byte("user: {{.etcd_index}}\n")}}
@@ -102,7 +102,7 @@ func TestBuildTemplatedServedConfig(t *testing.T) {
 		if !errors.As(err, &tmplErr) {
 			t.Fatalf("err = %v, want an *etcdindex.Error", err)
 		}
-		for _, want := range []string{"rendered-worker-abc with etcd_index 0", `unit "etcd-member.service"`, `map has no entry for key "etcd_idx"`} {
+		for _, want := range []string{"rendered-worker-abc with etcd_index 0", `unit "etcd-member.service"`, `.etcd_idx is not etcd_index, the only variable`} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error does not say %q: %v", want, err)
 			}
@@ -168,7 +168,7 @@ func TestHandlerEtcdIndex(t *testing.T) {
 		{"misconfigured pool with the parameter", "GET", "/config/misconfigured?etcd_index=1", 500,
 			`MachineConfigPool misconfigured: annotation machineconfiguration.openshift.io/etcd-index-templating: "yes" is neither "true" nor "false"`},
 		{"misconfigured pool without it", "GET", "/config/misconfigured", 200, "plain"},
-		{"a template that fails", "GET", "/config/typo?etcd_index=0", 500, `unit "etcd-member.service": template: etcd-member.service:1:14: executing "etcd-member.service" at <.etcd_idx>: map has no entry for key "etcd_idx"`},
+		{"a template that fails", "GET", "/config/typo?etcd_index=0", 500, `unit "etcd-member.service": template: etcd-member.service:1:29: .etcd_idx is not etcd_index, the only variable`},
 		{"the failing config without the parameter", "GET", "/config/typo", 200, "plain"},
 	}
 	for _, tc := range tests {
