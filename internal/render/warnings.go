@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mco-dev/mco/internal/ignition"
 )
@@ -43,30 +44,48 @@ func configWarnings(mc string, ws []ignition.Warning) []Warning {
 	return out
 }
 
-// maxSummarised is how many warnings SummarizeWarnings spells out: enough to name the usual
-// one or two MachineConfigs, few enough for a pool condition and an event to stay readable.
-const maxSummarised = 5
+// maxSummary bounds SummarizeWarnings' text, and maxSummarisedWarning each warning in it: the
+// text is a pool condition's message and an event's (whose note the API server caps at 1024
+// bytes), and a key can be as long as its config.
+const (
+	maxSummary           = 1024
+	maxSummarisedWarning = 300
+	summaryHeader        = "rendered as Ignition and OpenShift read it, which only warn:"
+	roomForMore          = 48 // "; and 12345 more (mco validate lists them)"
+)
 
 // SummarizeWarnings is the one bounded text a pool's RenderWarnings condition and event carry:
-// the first maxSummarised warnings (MachineConfig, field, reason, position) and how many more;
-// "" when there are none. It holds no rendered config's name, so it changes only when the
-// warnings do.
+// the first warnings (MachineConfig, field, reason, position) that fit in maxSummary bytes and
+// how many more; "" when there are none. It holds no rendered config's name, so it changes only
+// when the warnings do.
 func SummarizeWarnings(ws []Warning) string {
 	if len(ws) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("rendered as Ignition and OpenShift read it, which only warn:")
+	b.WriteString(summaryHeader)
 	for i, w := range ws {
-		if i == maxSummarised {
-			fmt.Fprintf(&b, "; and %d more (mco validate lists them)", len(ws)-maxSummarised)
+		entry := " " + truncate(w.String(), maxSummarisedWarning)
+		if i > 0 {
+			entry = ";" + entry
+		}
+		if i > 0 && b.Len()+len(entry) > maxSummary-roomForMore {
+			fmt.Fprintf(&b, "; and %d more (mco validate lists them)", len(ws)-i)
 			break
 		}
-		if i > 0 {
-			b.WriteString(";")
-		}
-		b.WriteString(" ")
-		b.WriteString(w.String())
+		b.WriteString(entry)
 	}
 	return b.String()
+}
+
+// truncate cuts s to at most n bytes, at a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

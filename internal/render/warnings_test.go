@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -79,10 +80,11 @@ func TestSummarizeWarnings(t *testing.T) {
 	w := func(mc, key string) Warning {
 		return Warning{MachineConfig: mc, Field: "spec.config." + key, Key: key, Line: 1, Column: 33, Reason: `unknown key "` + key + `"`}
 	}
-	var seven []Warning
-	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g"} {
-		seven = append(seven, w("99-x", k))
+	var many []Warning
+	for i := range 40 {
+		many = append(many, w("99-x", fmt.Sprintf("key%02d", i)))
 	}
+	huge := w("99-x", strings.Repeat("k", 100_000))
 	for _, tc := range []struct {
 		name    string
 		ws      []Warning
@@ -92,8 +94,10 @@ func TestSummarizeWarnings(t *testing.T) {
 		{name: "none", ws: nil},
 		{name: "one names MachineConfig, field, key and position", ws: []Warning{w("99-worker-qe", "networkd")},
 			want: []string{`MachineConfig "99-worker-qe": spec.config.networkd: unknown key "networkd" (line 1 col 33)`}},
-		{name: "bounded", ws: seven,
-			want: []string{`spec.config.e:`, "; and 2 more"}, notWant: []string{"spec.config.f:"}},
+		{name: "bounded in count", ws: many,
+			want: []string{`spec.config.key00:`, " more (mco validate lists them)"}, notWant: []string{"spec.config.key39:"}},
+		{name: "bounded in length", ws: []Warning{huge, huge, huge, huge, huge},
+			want: []string{`spec.config.kkk`, "…", "; and 2 more"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := SummarizeWarnings(tc.ws)
@@ -104,6 +108,9 @@ func TestSummarizeWarnings(t *testing.T) {
 				if !strings.Contains(got, s) {
 					t.Errorf("%q lacks %q", got, s)
 				}
+			}
+			if len(got) > maxSummary {
+				t.Errorf("summary of %d bytes, over %d", len(got), maxSummary)
 			}
 			for _, s := range tc.notWant {
 				if strings.Contains(got, s) {
