@@ -157,6 +157,8 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 	switch {
 	case len(p.Unreconcilable) > 0:
 		return &exitError{code: 2, err: fmt.Errorf("pool %s: the controller would refuse this change: %s", p.Pool, strings.Join(p.Unreconcilable, "; "))}
+	case len(p.Refused) > 0:
+		return &exitError{code: 2, err: fmt.Errorf("pool %s: nodes would refuse this change: %s", p.Pool, strings.Join(p.Refused, "; "))}
 	case p.Disrupts():
 		return &exitError{code: 1, err: fmt.Errorf("pool %s: nodes would be %s", p.Pool, map[bool]string{true: "drained and rebooted", false: "drained"}[p.Reboot])}
 	}
@@ -191,7 +193,7 @@ func loadPolicies(path string) (plan.Policies, error) {
 	if mc.Kind != "MachineConfiguration" {
 		return plan.Policies{}, fmt.Errorf("--policy %s: kind %q, want MachineConfiguration", path, mc.Kind)
 	}
-	return plan.PoliciesFrom(&mc.Spec.NodeDisruptionPolicy), nil
+	return plan.PoliciesOf(&mc), nil
 }
 
 // printPlan writes the plan for people: a table of the verdict, then causes and diffs.
@@ -237,6 +239,9 @@ func printPlanDetails(w io.Writer, p *changeplan.Plan) error {
 	if p.PasswordChanged {
 		fmt.Fprintln(w, "\nThe core user's password changes.")
 	}
+	if p.UsersChanged {
+		fmt.Fprintln(w, "\nThe config's users change (not core's SSH keys or password).")
+	}
 	for _, group := range []struct {
 		title   string
 		changes []changeplan.Change
@@ -256,6 +261,12 @@ func printPlanDetails(w io.Writer, p *changeplan.Plan) error {
 		fmt.Fprintln(w, "\nUnreconcilable (the controller refuses to render this over the current config):")
 		for _, u := range p.Unreconcilable {
 			fmt.Fprintf(w, "  %s\n", u)
+		}
+	}
+	if len(p.Refused) > 0 {
+		fmt.Fprintln(w, "\nRefused (the agent refuses the update before any drain or write):")
+		for _, r := range p.Refused {
+			fmt.Fprintf(w, "  %s\n", r)
 		}
 	}
 	return nil

@@ -19,7 +19,7 @@ type Cluster struct {
 	// MachineConfigs are all of them, rendered ones included (the groups' current configs).
 	MachineConfigs []*mcfgv1.MachineConfig
 	Nodes          []*corev1.Node
-	// Policies is plan.PoliciesFrom MachineConfiguration cluster, or the defaults without one.
+	// Policies is plan.PoliciesOf MachineConfiguration cluster, or the defaults without one.
 	Policies plan.Policies
 }
 
@@ -183,8 +183,8 @@ func nodeNamed(nodes []*corev1.Node, name string) *corev1.Node {
 }
 
 // ExitCode is what `mco plan` exits with: 2 when a pool does not render, a change is
-// unreconcilable or a group cannot be planned; 1 when a node would be drained or rebooted
-// (a reboot already queued counts); 0 otherwise.
+// unreconcilable or refused by the agent, or a group cannot be planned; 1 when a node would be
+// drained or rebooted (a reboot already queued counts); 0 otherwise.
 func (r *Report) ExitCode() int {
 	code := 0
 	for _, p := range r.Pools {
@@ -192,7 +192,7 @@ func (r *Report) ExitCode() int {
 			return 2
 		}
 		for _, g := range p.Groups {
-			if g.Error != "" || (g.Plan != nil && len(g.Plan.Unreconcilable) > 0) {
+			if g.Error != "" || (g.Plan != nil && len(g.Plan.Refusals()) > 0) {
 				return 2
 			}
 			// A paused pool only postpones the disruption to its unpausing.
@@ -227,8 +227,8 @@ func (r *Report) Why() string {
 			switch {
 			case g.Error != "":
 				parts = append(parts, fmt.Sprintf("pool %s: %s", p.Pool, g.Error))
-			case g.Plan != nil && len(g.Plan.Unreconcilable) > 0:
-				parts = append(parts, fmt.Sprintf("pool %s: nodes on %s would refuse the change: %s", p.Pool, g.Current, strings.Join(g.Plan.Unreconcilable, "; ")))
+			case g.Plan != nil && len(g.Plan.Refusals()) > 0:
+				parts = append(parts, fmt.Sprintf("pool %s: nodes on %s would refuse the change: %s", p.Pool, g.Current, strings.Join(g.Plan.Refusals(), "; ")))
 			case g.Plan != nil && g.Plan.Disrupts():
 				parts = append(parts, fmt.Sprintf("pool %s: %s would be %s", p.Pool, firstNames(who), map[bool]string{true: "drained and rebooted", false: "drained"}[g.Plan.Reboot]))
 			}

@@ -22,7 +22,8 @@ type Input struct {
 	Current *mcfgv1.MachineConfig
 	// MachineConfigs are all MachineConfigs as they would be after the change; the pool selects.
 	MachineConfigs []*mcfgv1.MachineConfig
-	// Policies is the NodeDisruptionPolicy in effect (plan.PoliciesFrom of MachineConfiguration cluster).
+	// Policies is what MachineConfiguration cluster says (plan.PoliciesOf): the
+	// NodeDisruptionPolicy in effect and the irreconcilable changes it allows.
 	Policies plan.Policies
 	// Render is passed to render.Render; its Current is ignored (unreconcilable changes are
 	// listed in the plan instead of failing it).
@@ -38,7 +39,8 @@ type Plan struct {
 	Sources  []string `json:"sources"`
 	Summary  string   `json:"summary"`
 	// Disruption is the one-line verdict: none, reload X, restart X, drain, drain+reboot, or
-	// refused when the controller would not render the change (Unreconcilable).
+	// refused when the controller would not render the change (Unreconcilable) or the agent
+	// would not apply it (Refused).
 	Disruption string   `json:"disruption"`
 	Drain      bool     `json:"drain"`
 	Reboot     bool     `json:"reboot"`
@@ -49,11 +51,18 @@ type Plan struct {
 	Fields          []FieldChange    `json:"fields,omitempty"`
 	SSHKeysChanged  bool             `json:"sshKeysChanged,omitempty"`
 	PasswordChanged bool             `json:"passwordChanged,omitempty"`
-	Units           []Change         `json:"units,omitempty"`
-	Files           []Change         `json:"files,omitempty"`
+	// UsersChanged is another change to passwd (another user's entry): no file or key moves, but
+	// the sshkey policy applies, as in OpenShift.
+	UsersChanged bool     `json:"usersChanged,omitempty"`
+	Units        []Change `json:"units,omitempty"`
+	Files        []Change `json:"files,omitempty"`
 	// Unreconcilable lists what the controller refuses to render over Current, so the change
 	// would leave the pool degraded instead of updating nodes.
 	Unreconcilable []string `json:"unreconcilable,omitempty"`
+	// Refused lists why the agent refuses the move before any drain or write (a new
+	// registries.conf containers/image cannot read): the controller renders the change, but the
+	// first node given it reports Degraded instead of moving.
+	Refused []string `json:"refused,omitempty"`
 	// Warnings are what Ignition only warns about in the sources (keys it ignores or reads in
 	// another case): the render, and so this plan, is as OpenShift's.
 	Warnings []render.Warning `json:"warnings,omitempty"`
@@ -61,6 +70,10 @@ type Plan struct {
 
 // Disrupts reports whether a node would be drained or rebooted.
 func (p *Plan) Disrupts() bool { return p.Drain || p.Reboot }
+
+// Refusals are every reason the change would not reach a node: unreconcilable, or refused by
+// the agent.
+func (p *Plan) Refusals() []string { return slices.Concat(p.Unreconcilable, p.Refused) }
 
 // Cause is plan.Cause with its actions as words.
 type Cause struct {
@@ -166,13 +179,15 @@ func compare(pool string, current, next *mcfgv1.MachineConfig, newIgn ignition.C
 	}
 	out.Fields = fieldChanges(current.Spec, next.Spec, diff)
 	out.SSHKeysChanged, out.PasswordChanged = diff.SSHKeys, diff.Password
+	out.UsersChanged = diff.Passwd && !diff.SSHKeys && !diff.Password
 	out.Files = fileChanges(oldIgn, newIgn, diff.Files)
 	out.Units = unitChanges(oldIgn, newIgn, diff.Units)
-	for _, v := range render.CheckReconcilable(oldIgn, newIgn, current.Spec.FIPS, next.Spec.FIPS) {
+	for _, v := range render.CheckReconcilable(oldIgn, newIgn, current.Spec.FIPS, next.Spec.FIPS, policies.Irreconcilable) {
 		out.Unreconcilable = append(out.Unreconcilable, v.String())
 	}
+	out.Refused = agent.Refused
 	out.Disruption = disruption(agent)
-	if len(out.Unreconcilable) > 0 {
+	if len(out.Refusals()) > 0 {
 		// Nothing reaches the nodes: the pool degrades instead. "none" would read as safe.
 		out.Disruption = "refused"
 	}
@@ -247,6 +262,9 @@ func summary(p *Plan) string {
 	}
 	if p.SSHKeysChanged || p.PasswordChanged {
 		parts = append(parts, "core user")
+	}
+	if p.UsersChanged {
+		parts = append(parts, "passwd users")
 	}
 	for _, f := range p.Fields {
 		parts = append(parts, f.Field)

@@ -102,6 +102,7 @@ func TestCompute(t *testing.T) {
 		diffLacks      []string
 		kargsAdded     []string
 		unreconcilable string
+		refused        string
 	}{
 		{name: "nothing changes", disruption: "none"},
 		{
@@ -166,6 +167,25 @@ func TestCompute(t *testing.T) {
 			diffLacks:  []string{"PRIVATE"},
 		},
 		{
+			name:       "registries.conf containers/image cannot read is refused by the agent",
+			change:     mc(t, "99-registries", files(file("/etc/containers/registries.conf", "[[registry]\n"))),
+			disruption: "refused", drain: true,
+			files:   []string{"/etc/containers/registries.conf"},
+			refused: "the new config's /etc/containers/registries.conf cannot be read by containers/image",
+		},
+		{
+			name:           "a disk added is unreconcilable",
+			change:         mc(t, "99-disk", map[string]any{"storage": map[string]any{"disks": []any{map[string]any{"device": "/dev/sdb", "wipeTable": true}}}}),
+			disruption:     "refused",
+			unreconcilable: "storage.disks",
+		},
+		{
+			name:       "a disk added under the Disks override changes nothing on the nodes",
+			change:     mc(t, "99-disk", map[string]any{"storage": map[string]any{"disks": []any{map[string]any{"device": "/dev/sdb", "wipeTable": true}}}}),
+			policy:     withOverrides(render.Overrides{Disks: true}),
+			disruption: "none",
+		},
+		{
 			name: "a new user is unreconcilable",
 			change: mc(t, "99-user", map[string]any{"passwd": map[string]any{"users": []any{
 				map[string]any{"name": "alice"}}}}),
@@ -220,6 +240,10 @@ func TestCompute(t *testing.T) {
 			joined := strings.Join(got.Unreconcilable, "\n")
 			if (tt.unreconcilable == "") != (joined == "") || !strings.Contains(joined, tt.unreconcilable) {
 				t.Errorf("unreconcilable %q, want one mentioning %q", joined, tt.unreconcilable)
+			}
+			refused := strings.Join(got.Refused, "\n")
+			if (tt.refused == "") != (refused == "") || !strings.Contains(refused, tt.refused) {
+				t.Errorf("refused %q, want one mentioning %q", refused, tt.refused)
 			}
 			if unchanged := tt.change == nil; unchanged != (got.Rendered == got.Current) {
 				t.Errorf("rendered %s, current %s", got.Rendered, got.Current)
@@ -372,5 +396,29 @@ func TestBetweenAgreesWithCompute(t *testing.T) {
 	}
 	if strings.Contains(direct.Summary, "from 0") {
 		t.Errorf("summary names sources it does not have: %q", direct.Summary)
+	}
+}
+
+func withOverrides(allow render.Overrides) plan.Policies {
+	p := plan.DefaultPolicies()
+	p.Irreconcilable = allow
+	return p
+}
+
+// OpenShift applies the sshkey policy to any change to passwd: removing another user's entry
+// (which an install-time config may have) plans the sshkey policy's actions, here a reboot.
+func TestAnotherUsersChangeUsesTheSSHKeyPolicy(t *testing.T) {
+	current := mc(t, "rendered-worker-a", map[string]any{"passwd": map[string]any{"users": []any{
+		map[string]any{"name": "core", "sshAuthorizedKeys": []string{"ssh-ed25519 AAAA one"}}, map[string]any{"name": "alice"}}}})
+	next := mc(t, "rendered-worker-b", map[string]any{"passwd": map[string]any{"users": []any{
+		map[string]any{"name": "core", "sshAuthorizedKeys": []string{"ssh-ed25519 AAAA one"}}}}})
+	policies := plan.DefaultPolicies()
+	policies.SSHKey = []plan.Action{{Type: plan.Reboot}}
+	p, err := Between("worker", current, next, policies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Disruption != "drain+reboot" || !p.UsersChanged || p.SSHKeysChanged || !strings.Contains(p.Summary, "passwd users") {
+		t.Fatalf("plan %+v", p)
 	}
 }

@@ -98,8 +98,8 @@ func classify(g Group) (string, []string) {
 	switch {
 	case p == nil:
 		return ReasonNotPlanned, []string{orUnknown(g.Err)}
-	case len(p.Unreconcilable) > 0:
-		return ReasonRefused, p.Unreconcilable
+	case len(p.Refusals()) > 0:
+		return ReasonRefused, p.Refusals()
 	case p.Reboot:
 		return ReasonDrainAndReboot, p.causesOf("Reboot")
 	case p.Drain:

@@ -71,6 +71,12 @@ func TestUnpausing(t *testing.T) {
 			wantMessage: "unpausing is refused for 2 nodes: storage.disks: changing disks is not supported on a running node; reboots 5 nodes: kernel argument audit=1",
 		},
 		{
+			name:        "refused by the agent",
+			groups:      []Group{{Current: "rendered-a", Nodes: 3, Plan: &Plan{Drain: true, Refused: []string{"the new config's /etc/containers/registries.conf cannot be read by containers/image"}}}},
+			wantReason:  ReasonRefused,
+			wantMessage: "unpausing is refused for 3 nodes: the new config's /etc/containers/registries.conf cannot be read by containers/i…",
+		},
+		{
 			name:        "drain without reboot",
 			groups:      []Group{{Current: "rendered-a", Nodes: 1, Plan: drainPlan}},
 			wantReason:  ReasonDrain,

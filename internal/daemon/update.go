@@ -24,8 +24,8 @@ import (
 var timeZero time.Time
 
 // update moves the node from current to desired: preflight drift check, reconcilability, OS
-// changes the host can apply, plan, drain, apply, post actions or reboot. Each early return is
-// a state the Node shows.
+// changes the host can apply, plan (which may refuse the update), drain, apply, post actions or
+// reboot. Each early return is a state the Node shows.
 func (a *Agent) update(ctx context.Context, current, desired string, force bool) error {
 	old, err := a.load(ctx, current)
 	if err != nil {
@@ -48,8 +48,13 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	if err := a.markWorking(ctx); err != nil {
 		return err
 	}
+	// MachineConfiguration cluster: the disruption policy, and the irreconcilable changes it allows.
+	policies, err := a.kube.policies(ctx)
+	if err != nil {
+		return err
+	}
 	if current != "" {
-		if vs := render.CheckReconcilable(old.ign, next.ign, specOf(old).FIPS, next.mc.Spec.FIPS); len(vs) > 0 {
+		if vs := render.CheckReconcilable(old.ign, next.ign, specOf(old).FIPS, next.mc.Spec.FIPS, policies.Irreconcilable); len(vs) > 0 {
 			return a.degrade(ctx, protocol.NodeUnreconcilable, "FailedToReconcile", unreconcilable(current, desired, vs))
 		}
 	}
@@ -81,11 +86,11 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	diff.KernelArguments = osChange.KernelArgs
 	diff.Extensions = osChange.ExtensionsChanged
 	diff.KernelType = osChange.KernelTypeChanged
-	policies, err := a.kube.policies(ctx)
-	if err != nil {
-		return err
-	}
 	pl := plan.Compute(diff, policies)
+	if len(pl.Refused) > 0 {
+		return a.degrade(ctx, protocol.NodeDegraded, "UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %s",
+			desired, strings.Join(pl.Refused, "; ")))
+	}
 	if update := current + "→" + desired; a.s.plannedUpdate != update {
 		a.s.plannedUpdate = update
 		a.opts.Log.Info("planned the update", "node", a.opts.NodeName, "from", current, "to", desired,

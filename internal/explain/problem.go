@@ -31,7 +31,7 @@ var agentReasons = []string{
 	"ConfigDriftDetected", "PreflightConfigDriftCheckFailed", "FailedToReconcile", "RebootFailed",
 	"UpdateFailed", "DrainTimeout", "UnsupportedOSChange", "HostFileConflict", "HostFileUnreadable",
 	"BootedConfigMismatch", "BootedSystemUnknown", "FirstBootFailed", "FailedToLoadConfig",
-	"JournalStuck", "JournalAbandonFailed",
+	"JournalStuck", "JournalAbandonFailed", "UpdateRefused",
 }
 
 // diagnose reads why the agent reports node n degraded, from its state and reason annotations
@@ -78,6 +78,12 @@ func diagnose(n *corev1.Node, events []corev1.Event) problem {
 	case "UnsupportedOSChange", "HostFileConflict":
 		p.Next = "nothing was written; the agent refuses this config on every sync until the pool's target changes"
 		p.YouCan = []string{"revert the MachineConfig field the reason names (this host cannot apply it); the pool then gets a new target and this node is given it first"}
+	case "UpdateRefused":
+		p.Next = "nothing was drained or written; the agent refuses this config on every sync until the pool's target changes"
+		p.YouCan = []string{
+			"fix the file the reason names in its MachineConfig; the pool then gets a new target and this node is given it first",
+			"check a change before applying it: `mco plan -f CHANGE.yaml` shows it refused",
+		}
 	case "UpdateFailed", "FailedToLoadConfig":
 		p.Next = "the update was rolled back (the node runs its current config); the agent retries it on its next sync, and the pool starts no further node meanwhile (this one holds a maxUnavailable slot)"
 		p.YouCan = []string{"fix or delete the MachineConfig the reason points at; the pool then gets a new target and this node is given it first", logs}

@@ -2,7 +2,9 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 
@@ -31,10 +33,14 @@ func (v Violation) String() string {
 }
 
 // CheckReconcilable lists what in moving from the old to the new config cannot be done on a
-// running node: disk layout, directories, added links, users other than core, changes of core
-// other than SSH keys and password, groups, Ignition kernel arguments, appends, the force file,
-// and FIPS. Files and units may change freely.
-func CheckReconcilable(old, new ignition.Config, oldFIPS, newFIPS bool) []Violation {
+// running node, by OpenShift's rules (isConfigReconcilable): disk layout (disks, filesystems and
+// raid unless allow lets them change; luks always), directories, links other than removing
+// them all, users other than core, a core with anything but SSH keys and a password hash or
+// with neither, groups, Ignition kernel arguments, appends, the force file, and FIPS. Files and
+// units may change freely. Unlike OpenShift, listing the same directories or links in another
+// order is no change (nothing on disk differs), and luks changes are refused (OpenShift does
+// not look at them and so accepts what it never applies).
+func CheckReconcilable(old, new ignition.Config, oldFIPS, newFIPS bool, allow Overrides) []Violation {
 	var vs []Violation
 	if oldFIPS != newFIPS {
 		vs = append(vs, Violation{Field: "fips", Reason: "FIPS mode can only be chosen at install time"})
@@ -46,10 +52,13 @@ func CheckReconcilable(old, new ignition.Config, oldFIPS, newFIPS bool) []Violat
 		vs = append(vs, Violation{Field: "passwd.groups", Reason: "groups cannot change after install"})
 	}
 	vs = append(vs, userViolations(old.Passwd.Users, new.Passwd.Users)...)
-	vs = append(vs, storageViolations(old.Storage, new.Storage)...)
+	vs = append(vs, storageViolations(old.Storage, new.Storage, allow)...)
 	return vs
 }
 
+// userViolations applies OpenShift's rule to a change of the users: every user must be core,
+// and core may carry only SSH keys and a password hash, at least one of them (else nobody
+// could log in as core). Leaving core out of the config is no change to the user.
 func userViolations(old, new []types.PasswdUser) []Violation {
 	if reflect.DeepEqual(old, new) {
 		return nil
@@ -60,37 +69,45 @@ func userViolations(old, new []types.PasswdUser) []Violation {
 			vs = append(vs, Violation{Field: "passwd.users", Key: u.Name, Reason: "only the core user can be configured after install"})
 		}
 	}
-	oldCore, newCore := findUser(old, protocol.CoreUser), findUser(new, protocol.CoreUser)
-	oldCore.SSHAuthorizedKeys, newCore.SSHAuthorizedKeys = nil, nil
-	oldCore.PasswordHash, newCore.PasswordHash = nil, nil
-	if !reflect.DeepEqual(oldCore, newCore) {
-		vs = append(vs, Violation{Field: "passwd.users", Key: protocol.CoreUser, Reason: "only sshAuthorizedKeys and passwordHash of core can change after install"})
+	core, ok := lookupUser(new, protocol.CoreUser)
+	if !ok {
+		return vs
+	}
+	rest := core
+	rest.Name, rest.SSHAuthorizedKeys, rest.PasswordHash = "", nil, nil
+	if !reflect.DeepEqual(rest, types.PasswdUser{}) {
+		vs = append(vs, Violation{Field: "passwd.users", Key: protocol.CoreUser, Reason: "only sshAuthorizedKeys and passwordHash of core can be set after install"})
+	}
+	if len(core.SSHAuthorizedKeys) == 0 && core.PasswordHash == nil {
+		vs = append(vs, Violation{Field: "passwd.users", Key: protocol.CoreUser,
+			Reason: "core would have neither an SSH key nor a password hash, so nobody could log in as core; keep sshAuthorizedKeys or passwordHash"})
 	}
 	return vs
 }
 
-func findUser(users []types.PasswdUser, name string) types.PasswdUser {
+func lookupUser(users []types.PasswdUser, name string) (types.PasswdUser, bool) {
 	for _, u := range users {
 		if u.Name == name {
-			return u
+			return u, true
 		}
 	}
-	return types.PasswdUser{Name: name}
+	return types.PasswdUser{}, false
 }
 
-func storageViolations(old, new types.Storage) []Violation {
+func storageViolations(old, new types.Storage, allow Overrides) []Violation {
 	var vs []Violation
 	sections := []struct {
 		field    string
 		old, new any
+		allowed  bool
 	}{
-		{"storage.disks", old.Disks, new.Disks},
-		{"storage.filesystems", old.Filesystems, new.Filesystems},
-		{"storage.raid", old.Raid, new.Raid},
-		{"storage.luks", old.Luks, new.Luks},
+		{"storage.disks", old.Disks, new.Disks, allow.Disks},
+		{"storage.filesystems", old.Filesystems, new.Filesystems, allow.Filesystems},
+		{"storage.raid", old.Raid, new.Raid, allow.Raid},
+		{"storage.luks", old.Luks, new.Luks, false},
 	}
 	for _, s := range sections {
-		if !reflect.DeepEqual(s.old, s.new) {
+		if !s.allowed && !reflect.DeepEqual(s.old, s.new) {
 			vs = append(vs, Violation{Field: s.field, Reason: "disk layout can only be set at install time"})
 		}
 	}
@@ -104,18 +121,10 @@ func storageViolations(old, new types.Storage) []Violation {
 		}
 		delete(oldDirs, d.Path)
 	}
-	for path := range oldDirs {
+	for _, path := range slices.Sorted(maps.Keys(oldDirs)) {
 		vs = append(vs, Violation{Field: "storage.directories", Key: path, Reason: "directories can only be removed by reinstalling"})
 	}
-	oldLinks := map[string]types.Link{}
-	for _, l := range old.Links {
-		oldLinks[l.Path] = l
-	}
-	for _, l := range new.Links {
-		if prev, ok := oldLinks[l.Path]; !ok || !reflect.DeepEqual(prev, l) {
-			vs = append(vs, Violation{Field: "storage.links", Key: l.Path, Reason: "links can only be added at install time (removing one is allowed)"})
-		}
-	}
+	vs = append(vs, linkViolations(old.Links, new.Links)...)
 	for _, f := range new.Files {
 		if len(f.Append) > 0 {
 			vs = append(vs, Violation{Field: "storage.files", Key: f.Path, Reason: "append cannot be applied to a running node; set the whole contents"})
@@ -123,6 +132,30 @@ func storageViolations(old, new types.Storage) []Violation {
 		if f.Path == ForceFilePath {
 			vs = append(vs, Violation{Field: "storage.files", Key: f.Path, Reason: "this marker disables the node agent's safety checks and cannot be set by a MachineConfig"})
 		}
+	}
+	return vs
+}
+
+// linkViolations: links cannot be added or changed after install, and, as in OpenShift, removed
+// only all at once (an upgrade once dropped every link; nothing else was meant to).
+func linkViolations(old, new []types.Link) []Violation {
+	var vs []Violation
+	oldLinks := map[string]types.Link{}
+	for _, l := range old {
+		oldLinks[l.Path] = l
+	}
+	for _, l := range new {
+		if prev, ok := oldLinks[l.Path]; !ok || !reflect.DeepEqual(prev, l) {
+			vs = append(vs, Violation{Field: "storage.links", Key: l.Path, Reason: "links can only be added at install time (removing them all is allowed)"})
+		}
+		delete(oldLinks, l.Path)
+	}
+	if len(new) == 0 {
+		return vs
+	}
+	for _, path := range slices.Sorted(maps.Keys(oldLinks)) {
+		vs = append(vs, Violation{Field: "storage.links", Key: path,
+			Reason: fmt.Sprintf("a link can only be removed together with all the others, and the new config keeps %d", len(new))})
 	}
 	return vs
 }

@@ -13,6 +13,7 @@ func TestReconcilability(t *testing.T) {
 		name    string
 		change  string // the new config of MC 50-change
 		fips    bool
+		allow   Overrides
 		culprit string
 		want    string // substring of the error; empty = reconcilable
 	}{
@@ -25,6 +26,8 @@ func TestReconcilability(t *testing.T) {
 		{name: "groups", change: ign35 + `,"passwd":{"groups":[{"name":"admins"}]}}`, culprit: "50-change", want: "passwd.groups"},
 		{name: "disks", change: ign35 + `,"storage":{"disks":[{"device":"/dev/sdb","wipeTable":true}]}}`, culprit: "50-change", want: "storage.disks"},
 		{name: "filesystems", change: ign35 + `,"storage":{"filesystems":[{"device":"/dev/sdb1","format":"xfs","path":"/var/data"}]}}`, culprit: "50-change", want: "storage.filesystems"},
+		{name: "disks with the Disks override", change: ign35 + `,"storage":{"disks":[{"device":"/dev/sdb","wipeTable":true}]}}`, allow: Overrides{Disks: true}},
+		{name: "filesystems with the Disks override only", change: ign35 + `,"storage":{"filesystems":[{"device":"/dev/sdb1","format":"xfs","path":"/var/data"}]}}`, allow: Overrides{Disks: true}, culprit: "50-change", want: "storage.filesystems"},
 		{name: "raid", change: ign35 + `,"storage":{"raid":[{"name":"md0","level":"raid1","devices":["/dev/sdb","/dev/sdc"]}]}}`, culprit: "50-change", want: "storage.raid"},
 		{name: "file append", change: ign35 + `,"storage":{"files":[{"path":"/etc/f","append":[{"source":"data:,more"}]}]}}`, culprit: "50-change", want: "append cannot be applied"},
 		{name: "force file", change: ign35 + `,"storage":{"files":[{"path":"/run/machine-config-daemon-force","contents":{"source":"data:,"}}]}}`, culprit: "50-change", want: "safety checks"},
@@ -37,7 +40,7 @@ func TestReconcilability(t *testing.T) {
 			current.Name = "rendered-worker-old"
 			change := rawMC("50-change", "worker", tc.change)
 			change.Spec.FIPS = tc.fips
-			_, err := Render(pool, []*mcfgv1.MachineConfig{rawMC("00-base", "worker", base), change}, Options{Current: current})
+			_, err := Render(pool, []*mcfgv1.MachineConfig{rawMC("00-base", "worker", base), change}, Options{Current: current, Overrides: tc.allow})
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("should be reconcilable: %v", err)

@@ -30,6 +30,8 @@ type Options struct {
 	// Current is the rendered config the pool targets now. When set, the new render must be
 	// reachable from it on a running node (CheckReconcilable).
 	Current *mcfgv1.MachineConfig
+	// Overrides are the irreconcilable changes MachineConfiguration cluster allows over Current.
+	Overrides Overrides
 	// ControllerVersion is stamped on the result as generated-by-controller-version.
 	ControllerVersion string
 	// Parse, when set, replaces ValidateMachineConfigWithWarnings so a caller can reuse earlier
@@ -95,7 +97,7 @@ func Render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, opts Op
 		return nil, err
 	}
 	if opts.Current != nil {
-		if err := checkReconcilable(opts.Current, merged, spec, parsed); err != nil {
+		if err := checkReconcilable(opts.Current, merged, spec, parsed, opts.Overrides); err != nil {
 			return nil, err
 		}
 	}
@@ -156,14 +158,14 @@ func checkMerged(pool string, selected []*mcfgv1.MachineConfig, spec mcfgv1.Mach
 	return &Error{Field: "spec.extensions", Reason: fmt.Sprintf("pool %s: the kernel-devel extension cannot be combined with kernel type %s (set by %v)", pool, spec.KernelType, culprits)}
 }
 
-func checkReconcilable(current *mcfgv1.MachineConfig, merged ignition.Config, spec mcfgv1.MachineConfigSpec, parsed []parsedConfig) error {
+func checkReconcilable(current *mcfgv1.MachineConfig, merged ignition.Config, spec mcfgv1.MachineConfigSpec, parsed []parsedConfig, allow Overrides) error {
 	old, err := ignition.Parse(current.Spec.Config.Raw)
 	if err != nil {
 		// The current config was accepted once; if it no longer parses, nothing can be compared
 		// and refusing every future render would wedge the pool.
 		return nil
 	}
-	violations := CheckReconcilable(old, merged, current.Spec.FIPS, spec.FIPS)
+	violations := CheckReconcilable(old, merged, current.Spec.FIPS, spec.FIPS, allow)
 	if len(violations) == 0 {
 		return nil
 	}

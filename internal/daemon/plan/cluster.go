@@ -10,11 +10,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/render"
 )
 
-// ClusterPolicies reads MachineConfiguration `cluster` and returns the policy in effect: its
-// spec.nodeDisruptionPolicy over the defaults, or the defaults alone when there is none (or
-// the cluster does not serve the kind). The one read shared by the agent, `mco plan` and the
+// ClusterPolicies reads MachineConfiguration `cluster` and returns the policy in effect
+// (PoliciesOf), or the defaults alone when there is none (or the cluster does not serve the
+// kind). The one read shared by the agent, `mco plan` and the
 // unpause plan controller, so they cannot disagree about what a change does; mc is nil when
 // the defaults apply. The rest of this package stays pure.
 func ClusterPolicies(ctx context.Context, c client.Reader) (Policies, *operatorv1.MachineConfiguration, error) {
@@ -26,5 +27,17 @@ func ClusterPolicies(ctx context.Context, c client.Reader) (Policies, *operatorv
 	case err != nil:
 		return Policies{}, nil, fmt.Errorf("reading MachineConfiguration %s: %w", protocol.ClusterMachineConfiguration, err)
 	}
-	return PoliciesFrom(&mc.Spec.NodeDisruptionPolicy), mc, nil
+	return PoliciesOf(mc), mc, nil
+}
+
+// PoliciesOf is what MachineConfiguration mc says about updates: its spec.nodeDisruptionPolicy
+// over the defaults (PoliciesFrom) and its spec.irreconcilableValidationOverrides. A nil mc
+// gives the defaults.
+func PoliciesOf(mc *operatorv1.MachineConfiguration) Policies {
+	if mc == nil {
+		return DefaultPolicies()
+	}
+	p := PoliciesFrom(&mc.Spec.NodeDisruptionPolicy)
+	p.Irreconcilable = render.OverridesOf(mc.Spec.IrreconcilableValidationOverrides)
+	return p
 }

@@ -1,10 +1,11 @@
 package plan
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -22,6 +23,9 @@ type Diff struct {
 	// SSHKeys and Password concern the core user only.
 	SSHKeys  bool
 	Password bool
+	// Passwd is set when anything in passwd changed, another user's entry included: OpenShift
+	// applies the sshkey policy to any change there, not only to core's keys and password.
+	Passwd bool
 
 	KernelArguments bool
 	OSImageURL      bool
@@ -42,8 +46,8 @@ type Diff struct {
 // Contents is a file's data in the old and the new config; nil where a config has no such file.
 type Contents struct {
 	Old, New []byte
-	// Unreadable says why the data could not be decoded; whatever needs it assumes the worst.
-	Unreadable string
+	// OldUnreadable and NewUnreadable say why that side's data could not be decoded.
+	OldUnreadable, NewUnreadable string
 }
 
 // OSChanges names the fields that need an OS backend (rpm-ostree, bootc) to apply.
@@ -98,6 +102,7 @@ func DiffParsed(oldSpec, newSpec mcfgv1.MachineConfigSpec, oldIgn, newIgn igniti
 		Units:           changedKeys(oldIgn.Systemd.Units, newIgn.Systemd.Units, func(u types.Unit) string { return u.Name }),
 		SSHKeys:         !sameList(oldCore.SSHAuthorizedKeys, newCore.SSHAuthorizedKeys),
 		Password:        !reflect.DeepEqual(oldCore.PasswordHash, newCore.PasswordHash),
+		Passwd:          !samePasswd(oldIgn.Passwd, newIgn.Passwd),
 		KernelArguments: !sameList(oldSpec.KernelArguments, newSpec.KernelArguments),
 		OSImageURL:      oldSpec.OSImageURL != newSpec.OSImageURL,
 		Extensions:      !sameList(oldSpec.Extensions, newSpec.Extensions),
@@ -108,20 +113,22 @@ func DiffParsed(oldSpec, newSpec mcfgv1.MachineConfigSpec, oldIgn, newIgn igniti
 
 func contentsOf(oldIgn, newIgn ignition.Config, path string) *Contents {
 	var c Contents
-	var errs []string
-	for _, side := range []struct {
-		name string
-		cfg  ignition.Config
-		data *[]byte
-	}{{"current", oldIgn, &c.Old}, {"new", newIgn, &c.New}} {
-		data, _, err := nodefiles.FileData(side.cfg, path)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("the %s config's %v", side.name, err))
-		}
-		*side.data = data
+	var err error
+	if c.Old, _, err = nodefiles.FileData(oldIgn, path); err != nil {
+		c.OldUnreadable = fmt.Sprintf("the current config's %v", err)
 	}
-	c.Unreadable = strings.Join(errs, "; ")
+	if c.New, _, err = nodefiles.FileData(newIgn, path); err != nil {
+		c.NewUnreadable = fmt.Sprintf("the new config's %v", err)
+	}
 	return &c
+}
+
+// samePasswd compares as JSON, where an empty list is no list: configs rendered at different
+// times may spell "no users" either way, and that is no change to act on.
+func samePasswd(a, b types.Passwd) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 func parseMC(mc *mcfgv1.MachineConfig) (ignition.Config, error) {

@@ -37,7 +37,18 @@ func TestDiffConfigs(t *testing.T) {
 		 "passwd":{"users":[{"name":"core","sshAuthorizedKeys":["ssh-ed25519 B"],"passwordHash":"$6$x"}]},
 		 "storage":{"files":[{"path":"/etc/a","contents":{"source":"data:,a"}},{"path":"/etc/b","contents":{"source":"data:,b"}}]},
 		 "systemd":{"units":[{"name":"a.service","contents":"[Unit]"},{"name":"b.service","enabled":false}]}}`, nil),
-			Diff{Units: []string{"b.service"}, SSHKeys: true, Password: true}},
+			Diff{Units: []string{"b.service"}, SSHKeys: true, Password: true, Passwd: true}},
+		// OpenShift's sshkey policy covers all of passwd (its diff is !DeepEqual(old.Passwd, new.Passwd)).
+		{"another user's entry changed", mc(`{"ignition":{"version":"3.5.0"},
+		 "passwd":{"users":[{"name":"core","sshAuthorizedKeys":["ssh-ed25519 A"]},{"name":"alice"}]},
+		 "storage":{"files":[{"path":"/etc/a","contents":{"source":"data:,a"}},{"path":"/etc/b","contents":{"source":"data:,b"}}]},
+		 "systemd":{"units":[{"name":"a.service","contents":"[Unit]"},{"name":"b.service","enabled":true}]}}`, nil),
+			Diff{Passwd: true}},
+		{"an empty list of groups is none", mc(`{"ignition":{"version":"3.5.0"},
+		 "passwd":{"users":[{"name":"core","sshAuthorizedKeys":["ssh-ed25519 A"]}],"groups":[]},
+		 "storage":{"files":[{"path":"/etc/a","contents":{"source":"data:,a"}},{"path":"/etc/b","contents":{"source":"data:,b"}}]},
+		 "systemd":{"units":[{"name":"a.service","contents":"[Unit]"},{"name":"b.service","enabled":true}]}}`, nil),
+			Diff{}},
 		{"os fields", mc(base, func(s *mcfgv1.MachineConfigSpec) {
 			s.OSImageURL, s.KernelArguments, s.Extensions, s.KernelType, s.FIPS = "quay.io/os@sha256:1", []string{"nosmt"}, []string{"usbguard"}, "realtime", true
 		}), Diff{OSImageURL: true, KernelArguments: true, Extensions: true, KernelType: true, FIPS: true}},

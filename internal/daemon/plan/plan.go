@@ -52,6 +52,9 @@ type Cause struct {
 type Plan struct {
 	Actions []Action
 	Causes  []Cause
+	// Refused says why the node must not take the update at all: it is refused before any
+	// drain or write, and Actions are never carried out.
+	Refused []string
 }
 
 // NeedsReboot reports whether the node reboots after writing.
@@ -96,8 +99,11 @@ func (p Plan) String() string {
 //     Special action (registries.conf's default) becomes Reload crio.service, after a Drain
 //     unless RegistriesConfDrain finds the change safe;
 //   - each changed unit → the policy of exactly that name;
-//   - SSH key or password changes → the sshkey policy;
+//   - SSH key or password changes, or any other change to passwd → the sshkey policy;
 //   - anything without a policy → Reboot.
+//
+// A changed registries.conf that containers/image cannot read refuses the plan (Refused),
+// whatever the policy: crio reads it on every pull, so written it would break the node's pulls.
 //
 // Any Reboot makes the plan just [Reboot]; None is dropped when anything else is planned; a
 // plan with nothing to do is [None]. Unlike OpenShift, repeated actions are kept once, and
@@ -115,7 +121,11 @@ func Compute(d Diff, p Policies) Plan {
 			}
 			causes = append(causes, c)
 		} else {
-			causes = append(causes, Cause{Change: "file " + path, Rule: "no file policy matches", Actions: []Action{{Type: Reboot}}})
+			rule := "no file policy matches"
+			if inert := p.coversNothing(); len(inert) > 0 {
+				rule += fmt.Sprintf(" (file policy paths %s cover no file, as in OpenShift)", strings.Join(inert, ", "))
+			}
+			causes = append(causes, Cause{Change: "file " + path, Rule: rule, Actions: []Action{{Type: Reboot}}})
 		}
 	}
 	for _, name := range d.Units {
@@ -125,10 +135,30 @@ func Compute(d Diff, p Policies) Plan {
 			causes = append(causes, Cause{Change: "unit " + name, Rule: "no unit policy matches", Actions: []Action{{Type: Reboot}}})
 		}
 	}
-	if d.SSHKeys || d.Password {
+	switch {
+	case d.SSHKeys || d.Password:
 		causes = append(causes, Cause{Change: "core SSH keys or password", Rule: "sshkey policy", Actions: p.SSHKey})
+	case d.Passwd:
+		causes = append(causes, Cause{Change: "passwd users", Rule: "sshkey policy (OpenShift's, for any change to passwd)", Actions: p.SSHKey})
 	}
-	return Plan{Actions: combine(causes), Causes: causes}
+	return Plan{Actions: combine(causes), Causes: causes, Refused: d.refusals()}
+}
+
+// refusals: a changed registries.conf must be readable by containers/image. OpenShift checks
+// the same (decoding both files before it writes, for the Special action); it fails the update
+// only where Special decides the drain, mco wherever the file changes.
+func (d Diff) refusals() []string {
+	c := d.RegistriesConf
+	switch {
+	case c == nil:
+		return nil
+	case c.NewUnreadable != "":
+		return []string{c.NewUnreadable}
+	}
+	if err := readableRegistriesConf(c.New); err != nil {
+		return []string{fmt.Sprintf("the new config's %s cannot be read by containers/image, so crio could pull no image: %v", RegistriesConfPath, err)}
+	}
+	return nil
 }
 
 // resolveSpecial turns each Special into a crio reload, preceded by a drain unless the
@@ -140,8 +170,11 @@ func resolveSpecial(c Cause, path string, contents *Contents) Cause {
 		why = "Special is meant for " + RegistriesConfPath + " only"
 	case contents == nil:
 		why = "the file's contents are not known"
-	case contents.Unreadable != "":
-		why = contents.Unreadable
+	case contents.NewUnreadable != "":
+		why = contents.NewUnreadable
+	case contents.OldUnreadable != "":
+		// OpenShift fails such an update; replacing a file crio cannot read is a repair.
+		why = contents.OldUnreadable
 	default:
 		drain, why = RegistriesConfDrain(contents.Old, contents.New)
 	}

@@ -50,6 +50,7 @@ func TestCompute(t *testing.T) {
 		{"default unit policy", Diff{Units: []string{"iri-registry.service"}}, defaults, acts(Action{Type: DaemonReload}, restart("iri-registry.service"))},
 		{"ssh keys default None", Diff{SSHKeys: true}, defaults, acts(Action{Type: None})},
 		{"password uses sshkey policy", Diff{Password: true}, admin, acts(reload("sshd.service"))},
+		{"any other passwd change uses the sshkey policy", Diff{Passwd: true}, admin, acts(reload("sshd.service"))},
 		{"repeated actions once", Diff{Files: []string{"/etc/containers/policy.json", "/etc/crio/policies/a"}}, defaults, acts(reload("crio.service"))},
 		{"kernel arguments reboot", Diff{KernelArguments: true, SSHKeys: true}, defaults, acts(reboot)},
 		{"os image reboots", Diff{OSImageURL: true}, defaults, acts(reboot)},

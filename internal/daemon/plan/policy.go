@@ -1,7 +1,13 @@
 package plan
 
 import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
 	operatorv1 "github.com/openshift/api/operator/v1"
+
+	"github.com/mco-dev/mco/internal/render"
 )
 
 // FilePolicy applies to a file path or, when Path is a directory, to everything below it.
@@ -16,11 +22,14 @@ type UnitPolicy struct {
 	Actions []Action
 }
 
-// Policies is a NodeDisruptionPolicy in the form the planner uses.
+// Policies is what MachineConfiguration cluster says about updates, in the form the planner
+// uses: its NodeDisruptionPolicy, and the irreconcilable changes it allows.
 type Policies struct {
 	Files  []FilePolicy
 	Units  []UnitPolicy
 	SSHKey []Action
+	// Irreconcilable is spec.irreconcilableValidationOverrides, for render.CheckReconcilable.
+	Irreconcilable render.Overrides
 }
 
 func reload(unit string) Action  { return Action{Type: Reload, Unit: unit} }
@@ -102,7 +111,9 @@ func fromSpec(actions []operatorv1.NodeDisruptionPolicySpecAction) []Action {
 	return out
 }
 
-// filePolicy finds the policy whose path is the file itself or its longest directory prefix.
+// filePolicy finds the policy covering path, as OpenShift's FindClosestFilePolicyPathMatch
+// does: of the policies whose path is the file itself or a directory above it (pathCovers),
+// the one whose path is longest as written, the first of equals.
 func (p Policies) filePolicy(path string) (FilePolicy, bool) {
 	var best FilePolicy
 	found := false
@@ -117,15 +128,25 @@ func (p Policies) filePolicy(path string) (FilePolicy, bool) {
 	return best, found
 }
 
+// pathCovers is OpenShift's rule: the policy's path as written is the file's, or the file lies
+// below it once both are cleaned (filepath.Clean). So "/etc/foo/../bar", "//etc/bar" and
+// "/etc/bar/." cover what is under /etc/bar (but not /etc/bar itself: the exact comparison is not
+// cleaned), and "/" and "" cover no file at all ("/" cleans to the prefix "//", "" to the
+// relative "./"): a file they were meant for falls back to the reboot of a file without a policy.
 func pathCovers(policy, path string) bool {
-	if policy == path {
-		return true
+	return policy == path || strings.HasPrefix(filepath.Clean(path), filepath.Clean(policy)+"/")
+}
+
+// coversNothing lists, quoted, the policy paths that cannot cover any file (absolute paths are
+// all a config has), so a plan can say why such a policy did not apply.
+func (p Policies) coversNothing() []string {
+	var out []string
+	for _, f := range p.Files {
+		if clean := filepath.Clean(f.Path); clean == "/" || !filepath.IsAbs(clean) {
+			out = append(out, strconv.Quote(f.Path))
+		}
 	}
-	prefix := policy
-	if prefix == "" || prefix[len(prefix)-1] != '/' {
-		prefix += "/"
-	}
-	return len(path) > len(prefix) && path[:len(prefix)] == prefix
+	return out
 }
 
 func (p Policies) unitPolicy(name string) (UnitPolicy, bool) {

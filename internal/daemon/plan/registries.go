@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/containers/image/v5/pkg/sysregistriesv2"
 )
 
 // RegistriesConfPath is the file OpenShift reserves the Special action for.
@@ -36,7 +37,9 @@ const (
 //   - a new registry that is blocked, redirects (prefix ≠ location), or sits under an existing
 //     one (the longest prefix wins, so it takes images away from that entry's mirrors);
 //   - a file that cannot be read: TOML errors, a scope declared twice, [[registry]] settings
-//     containers/image does not know (OpenShift fails the update on a TOML error).
+//     containers/image does not know. A new file containers/image cannot decode never gets
+//     here: Compute refuses the update (readableRegistriesConf); a current one that it cannot
+//     decode drains, where OpenShift fails the update and so never lets the repair through.
 func RegistriesConfDrain(old, new []byte) (drain bool, why string) {
 	before, err := parseRegistriesConf(old)
 	if err != nil {
@@ -54,6 +57,15 @@ func RegistriesConfDrain(old, new []byte) (drain bool, why string) {
 		return false, "no registry, mirror or search entry changed"
 	}
 	return false, "only safe changes: " + listSome(added, 3)
+}
+
+// readableRegistriesConf decodes data as containers/image's v2 registries.conf, as OpenShift
+// does before writing the file: TOML errors and values of the wrong type fail; keys it does not
+// know (v1 tables among them) are ignored, as containers/image ignores them.
+func readableRegistriesConf(data []byte) error {
+	var conf sysregistriesv2.V2RegistriesConf
+	_, err := toml.Decode(string(data), &conf)
+	return err
 }
 
 type registriesConf struct {

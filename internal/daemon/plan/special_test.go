@@ -67,9 +67,11 @@ func TestSpecialDecidesTheDrainFromRegistriesConf(t *testing.T) {
 		{"file added with safe content", `{"ignition":{"version":"3.5.0"}}`, registriesMC(t, appDigest), DefaultPolicies(), acts(crio), "(Special: no drain, only safe changes: "},
 		{"compressed contents are decoded", registriesMC(t, appPlainDBDigest),
 			ignWithFiles(t, map[string]string{RegistriesConfPath: dataurl.EncodeBytes(gz.Bytes())}, "gzip"), DefaultPolicies(), acts(crio), "(Special: no drain, "},
-		{"undecodable contents drain", registriesMC(t, appPlainDBDigest),
-			ignWithFiles(t, map[string]string{RegistriesConfPath: "https://example.org/registries.conf"}, ""), DefaultPolicies(), acts(Action{Type: Drain}, crio),
-			"(Special: drain, the new config's file /etc/containers/registries.conf: only inline data: sources can be applied on a node, not https:)"},
+		{"a current file that cannot be decoded drains", ignWithFiles(t, map[string]string{RegistriesConfPath: "https://example.org/registries.conf"}, ""),
+			registriesMC(t, appPlainDBDigest), DefaultPolicies(), acts(Action{Type: Drain}, crio),
+			"(Special: drain, the current config's file /etc/containers/registries.conf: only inline data: sources can be applied on a node, not https:)"},
+		{"a current file containers/image cannot read drains", registriesMC(t, "[[registry]\n"), registriesMC(t, appPlainDBDigest), DefaultPolicies(),
+			acts(Action{Type: Drain}, crio), "(Special: drain, the current registries.conf cannot be read: toml: "},
 		{"admin policy wins over an unsafe change", registriesMC(t, appPlainDBTwoDigest), registriesMC(t, appPlainDBDigest), adminReloadOnly, acts(crio),
 			"file policy /etc/containers/registries.conf"},
 		{"admin policy wins over a safe change", registriesMC(t, appPlainDBDigest), registriesMC(t, appPlainDBTwoDigest), adminDrain, acts(Action{Type: Drain}),
@@ -85,6 +87,9 @@ func TestSpecialDecidesTheDrainFromRegistriesConf(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := Compute(d, tc.policies)
+			if len(p.Refused) > 0 {
+				t.Fatalf("refused: %q", p.Refused)
+			}
 			if !reflect.DeepEqual(p.Actions, tc.want) {
 				t.Fatalf("actions = %v, want %v", p.Actions, tc.want)
 			}
