@@ -55,7 +55,11 @@ func (e *ConfigError) Error() string {
 // about them, so they are warnings unless two of them set one field.
 func reportProblems(raw []byte, rpt report.Report, version string) ([]FieldError, []Warning) {
 	var problems problemList
-	var unknown []FieldError
+	type unknownKey struct {
+		fe    FieldError
+		parts []string // the key's path, the key last (a key may hold a dot)
+	}
+	var unknown []unknownKey
 	for _, e := range rpt.Entries {
 		fe := FieldError{Path: contextPath(e.Context.Path), Reason: e.Message}
 		if e.Marker.StartP != nil {
@@ -63,18 +67,18 @@ func reportProblems(raw []byte, rpt report.Report, version string) ([]FieldError
 		}
 		switch {
 		case e.Kind == report.Warn && strings.HasPrefix(e.Message, unknownKeyWarning) && version != "" && len(e.Context.Path) > 0:
-			unknown = append(unknown, fe)
+			unknown = append(unknown, unknownKey{fe, contextParts(e.Context.Path)})
 		case e.Kind != nil && e.Kind.IsFatal():
 			problems.add(raw, fe)
 		}
 	}
 	// The library finds unused keys in map order: sorted, the same config always gets the
 	// same warnings (and the same first maxWarnings of them).
-	slices.SortStableFunc(unknown, byPosition)
+	slices.SortStableFunc(unknown, func(a, b unknownKey) int { return byPosition(a.fe, b.fe) })
 	var warnings warningList
 	judge := newKeyJudge(raw, version)
-	for _, fe := range unknown {
-		parts := strings.Split(fe.Path, ".")
+	for _, k := range unknown {
+		fe, parts := k.fe, k.parts
 		verdict := judge.judge(parts[:len(parts)-1], parts[len(parts)-1], fe.Line, fe.Column)
 		if verdict.warning != nil {
 			warnings.add(*verdict.warning)

@@ -156,3 +156,13 @@ func TestWarningsAreBounded(t *testing.T) {
 		t.Fatalf("%d warnings, last %+v", len(warnings), warnings[len(warnings)-1])
 	}
 }
+
+func TestWarningNamesAKeyHoldingADot(t *testing.T) {
+	_, warnings, err := ParseWithWarnings([]byte(`{"ignition":{"version":"3.5.0"},"storage":{"files.0":[]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 1 || warnings[0].Key != "files.0" || warnings[0].Path != "storage.files.0" {
+		t.Fatalf("warnings %+v, want key files.0 of storage", warnings)
+	}
+}
