@@ -21,12 +21,17 @@ import (
 // hold the templates. Its agent templates every config with that index: the first check finds
 // no drift, and an update writes the next config's templates executed with 3. The same disk
 // without the index file is drift, which is what an agent ignoring the index would report.
+// A template for another program (OpenShift's on-prem Corefile.tmpl, which does not refer to
+// the index) is written and checked as it is, on both machines.
 func TestEtcdIndexedMachine(t *testing.T) {
 	testenv.Integration(t)
 	requireSystemctl(t)
 	ctx := context.Background()
-	r0 := machineConfig("rendered-etcd-index-0", map[string]string{"/etc/etcd/member.env": "ETCD_NAME=etcd-{{.etcd_index}}\n", "/etc/etcd/plain": "x"})
-	r1 := machineConfig("rendered-etcd-index-1", map[string]string{"/etc/etcd/member.env": "ETCD_NAME=etcd-{{.etcd_index}}\nSTATE={{if eq .etcd_index 0}}new{{else}}existing{{end}}\n", "/etc/etcd/plain": "y"})
+	const corefile = "/etc/kubernetes/static-pod-resources/coredns/Corefile.tmpl"
+	corefile0 := "forward . {{- range $upstream := .DNSUpstreams}} {{$upstream}}{{- end}}\n"
+	corefile1 := corefile0 + "cache {{.Cache}}\n"
+	r0 := machineConfig("rendered-etcd-index-0", map[string]string{"/etc/etcd/member.env": "ETCD_NAME=etcd-{{.etcd_index}}\n", "/etc/etcd/plain": "x", corefile: corefile0})
+	r1 := machineConfig("rendered-etcd-index-1", map[string]string{"/etc/etcd/member.env": "ETCD_NAME=etcd-{{.etcd_index}}\nSTATE={{if eq .etcd_index 0}}new{{else}}existing{{end}}\n", "/etc/etcd/plain": "y", corefile: corefile1})
 	for _, mc := range []*mcfgv1.MachineConfig{r0, r1} {
 		mc.SetLabels(nil)
 		create(t, ctx, mc)
@@ -56,6 +61,7 @@ func TestEtcdIndexedMachine(t *testing.T) {
 	awaitNode(t, ctx, "etcd-indexed", "Done in "+r1.Name, doneIn(r1.Name))
 	mustContain(t, indexed, "/etc/etcd/member.env", "ETCD_NAME=etcd-3\nSTATE=existing\n")
 	mustContain(t, indexed, "/etc/etcd/plain", "y")
+	mustContain(t, indexed, corefile, corefile1)
 }
 
 // templated is mc as the server serves it to a machine with etcd_index = index.
