@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,19 +77,21 @@ func UpdatedTo(n *corev1.Node, target string) bool { return Done(n) && desired(n
 // Node because the controller decides it for the config it is about to write.
 func WantsTaint(desired, target string) bool { return target != "" && desired != target }
 
-// CordonedForUpdate: the node is cordoned because mco drained it for the update to its desired
-// config (the drain controller started or acknowledged that very drain), not by an admin. Such
-// a node may be given another config: the agent's next drain or uncordon request supersedes
-// the one that cordoned it.
+// CordonedForUpdate: the node is cordoned because mco drained it for an update (the drain
+// controller started or acknowledged the drain the agent asked for), not by an admin. The drain
+// may name an earlier target than the desired config: an agent whose target was superseded
+// after its drain moves on under that drain (internal/daemon, supersede.go). Such a node may be
+// given another config: the agent's next drain or uncordon request supersedes the one that
+// cordoned it.
 func CordonedForUpdate(n *corev1.Node) bool {
 	if !n.Spec.Unschedulable || desired(n) == "" {
 		return false
 	}
-	want := protocol.DrainRequest(desired(n))
-	if n.Annotations[protocol.DesiredDrainAnnotation] != want {
+	request := n.Annotations[protocol.DesiredDrainAnnotation]
+	if !strings.HasPrefix(request, protocol.DrainRequest("")) {
 		return false
 	}
-	return n.Annotations[protocol.LastAppliedDrainAnnotation] == want || n.Annotations[protocol.DrainStartedAtAnnotation] != ""
+	return n.Annotations[protocol.LastAppliedDrainAnnotation] == request || n.Annotations[protocol.DrainStartedAtAnnotation] != ""
 }
 
 // Updating: the node is between configs or has a reboot queued, so mco is why it is down if

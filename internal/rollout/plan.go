@@ -40,9 +40,13 @@ type Decision struct {
 	Target string
 	// Next names the nodes to point at Target now, in the order they were chosen.
 	Next []string
-	// Started counts the healthy nodes among Next: what a pacing budget was spent on (the
-	// rest retarget failing nodes).
+	// Started counts the nodes among Next that start an update to Target: healthy ones and
+	// superseded ones, what a pacing budget was spent on (the rest retarget failing nodes).
 	Started int
+	// Superseded are the nodes among Next moved from an older target before their agent began
+	// to disrupt them for it (see Superseded); the controller writes them only if they have not
+	// changed since it read them, so an agent asking for its drain meanwhile wins.
+	Superseded []string
 	// Status is the pool status to write: counts, configuration and the conditions this
 	// controller owns; conditions other controllers own are carried over unchanged.
 	Status mcfgv1.MachineConfigPoolStatus
@@ -73,7 +77,7 @@ func Decide(in Input) Decision {
 	}
 	d.Unresponsive, d.RecheckAfter = unresponsive(in.Nodes, threshold, in.Now.Time)
 	if d.Target != "" && !in.Pool.Spec.Paused && len(d.Unresponsive) == 0 {
-		d.Next, d.Started = nextNodes(in.Nodes, d.Target, limit, in.StartBudget)
+		d.Next, d.Superseded, d.Started = nextNodes(in.Nodes, d.Target, limit, in.StartBudget)
 	}
 	after := in.Nodes
 	if len(d.Next) > 0 {
@@ -101,18 +105,26 @@ func MaxUnavailable(pool *mcfgv1.MachineConfigPool, n int) (int, error) {
 // nodes are unavailable. A node failing towards an older target (an update that was given up,
 // perhaps still cordoned by mco's drain for it) is always given the new target: it is
 // unavailable already, so retargeting it costs no capacity, and without it one broken config
-// would leave the pool stuck with no way to roll a fixed one onto the broken node.
-func nextNodes(nodes []*corev1.Node, target string, limit int, budget *int) ([]string, int) {
+// would leave the pool stuck with no way to roll a fixed one onto the broken node. A node whose
+// older target was superseded before its agent began to disrupt it is given the new target
+// too, also without capacity (it is unavailable already), but within a pacing budget: it
+// starts an update to the new target as much as a healthy node does. One whose agent did begin
+// (drain asked, written, reboot queued) finishes that update first; it is no candidate before.
+func nextNodes(nodes []*corev1.Node, target string, limit int, budget *int) (next, superseded []string, started int) {
 	unavailable := 0
-	var retarget, healthy []*corev1.Node
+	var retarget, moved, healthy []*corev1.Node
 	for _, n := range nodes {
 		if Unavailable(n) {
 			unavailable++
 		}
-		if desired(n) == target || !Healthy(n) {
-			continue
-		}
 		switch {
+		case desired(n) == target:
+		case Superseded(n, target):
+			moved = append(moved, n)
+		case updateUnderway(n):
+			// Its agent began disrupting it for an older target: that update finishes first,
+			// or a drain and a reboot would be spent on it for nothing.
+		case !Healthy(n):
 		case Failing(n) && (Ready(n) || CordonedForUpdate(n)):
 			retarget = append(retarget, n)
 		case Ready(n):
@@ -120,19 +132,30 @@ func nextNodes(nodes []*corev1.Node, target string, limit int, budget *int) ([]s
 		}
 	}
 	SortCandidates(retarget)
+	SortCandidates(moved)
 	SortCandidates(healthy)
-	var next []string
 	for _, n := range retarget {
 		next = append(next, n.Name)
 	}
-	start := min(max(limit-unavailable, 0), len(healthy))
+	left := -1 // what the pacing budget still allows; -1 is no budget
 	if budget != nil {
-		start = min(start, max(*budget, 0))
+		left = max(*budget, 0)
+	}
+	if left >= 0 {
+		moved = moved[:min(left, len(moved))]
+		left -= len(moved)
+	}
+	for _, n := range moved {
+		next, superseded = append(next, n.Name), append(superseded, n.Name)
+	}
+	start := min(max(limit-unavailable, 0), len(healthy))
+	if left >= 0 {
+		start = min(start, left)
 	}
 	for _, n := range healthy[:start] {
 		next = append(next, n.Name)
 	}
-	return next, start
+	return next, superseded, len(moved) + start
 }
 
 // SortCandidates orders nodes zoned first (by zone name), then unzoned; within each, oldest

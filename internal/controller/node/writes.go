@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 )
 
@@ -27,6 +28,10 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 	next := make(map[string]bool, len(d.Next))
 	for _, name := range d.Next {
 		next[name] = true
+	}
+	superseded := make(map[string]bool, len(d.Superseded))
+	for _, name := range d.Superseded {
+		superseded[name] = true
 	}
 	var todo []*corev1.Node
 	var wants []owned
@@ -52,11 +57,20 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			patched := withOwned(n, wants[i])
-			err := r.Client.Patch(ctx, patched, client.StrategicMergeFrom(n))
+			var opts []client.MergeFromOption
+			if superseded[n.Name] {
+				// Moved off a superseded target only if its agent has not asked for the drain
+				// since the node was read (rollout.Superseded).
+				opts = append(opts, client.MergeFromWithOptimisticLock{})
+			}
+			err := r.Client.Patch(ctx, patched, client.StrategicMergeFrom(n, opts...))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case apierrors.IsNotFound(err): // deleted meanwhile; its delete event requeues the pool
+			case apierrors.IsConflict(err):
+				errs = append(errs, fmt.Errorf("node %s changed since it was read, so its superseded target %s was kept; deciding again: %w",
+					n.Name, n.Annotations[protocol.DesiredConfigAnnotation], err))
 			case err != nil:
 				errs = append(errs, fmt.Errorf("node %s: %w", n.Name, err))
 			case next[n.Name]:
