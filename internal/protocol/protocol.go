@@ -84,8 +84,9 @@ const (
 	// PoolLabelPrefix + pool name is set on each built-in pool.
 	PoolLabelPrefix = "pools.operator.machineconfiguration.openshift.io/"
 	// EtcdIndexTemplatingAnnotation (mco only), "true" or "false" on a pool: whether
-	// /config/<pool>?etcd_index=N executes the pool's contents as templates (seed 003). Master
-	// templates unless it says "false"; any other pool only when it says "true".
+	// /config/<pool>?etcd_index=N executes the pool's contents that refer to the index as
+	// templates (seed 003, etcdindex.RefersToIndex). Master templates unless it says "false";
+	// any other pool only when it says "true".
 	EtcdIndexTemplatingAnnotation = prefix + "etcd-index-templating"
 	// NameSuffixAnnotation, on a KubeletConfig or ContainerRuntimeConfig, records which
 	// generated MachineConfig name it owns on its pools: "" for 99-<pool>-generated-<kind>, "N"

@@ -76,10 +76,11 @@ func BuildServedConfig(in ServedInput, version semver.Version) ([]byte, error) {
 }
 
 // BuildTemplatedServedConfig is BuildServedConfig for /config/<pool>?etcd_index=index (seed
-// 003): the rendered config's own file contents, unit contents and dropins are executed as
-// templates with etcd_index = index (etcdindex.Apply), never what the server adds, and the
-// index is left in etcdindex.IndexPath so the node agent templates later configs the same way.
-// A content that cannot be templated fails the whole build with an *etcdindex.Error: never a
+// 003): the rendered config's own file contents, unit contents and dropins that refer to the
+// index are executed as templates with etcd_index = index (etcdindex.Apply; every other content
+// stays byte for byte), never what the server adds, and the index is left in
+// etcdindex.IndexPath so the node agent templates later configs the same way. A content that
+// refers to the index but cannot be templated fails the whole build with an *etcdindex.Error: never a
 // partial config.
 func BuildTemplatedServedConfig(in ServedInput, version semver.Version, index int) ([]byte, error) {
 	return buildServed(in, version, &index)
