@@ -58,7 +58,8 @@ type Reconciler struct {
 // SetupWithManager registers the controller: pools by spec change, MachineConfigs mapped to
 // every pool whose selector matches them (and to the owner of a rendered one, so a deleted
 // rendered config that is still the target is recreated), KubeletConfigs and
-// ContainerRuntimeConfigs to the pools they select (see generators.go).
+// ContainerRuntimeConfigs to the pools they select (see generators.go), MachineConfiguration
+// cluster to every pool (overrides.go).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Parses == nil {
 		r.Parses = render.NewParseCache(4096)
@@ -69,6 +70,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(r.poolsFor)).
 		Watches(&mcfgv1.KubeletConfig{}, handler.EnqueueRequestsFromMapFunc(r.poolsForGenerator)).
 		Watches(&mcfgv1.ContainerRuntimeConfig{}, handler.EnqueueRequestsFromMapFunc(r.poolsForGenerator)).
+		Watches(machineConfiguration(), r.toAllPools(), clusterSpecChanged).
 		Complete(r)
 }
 
@@ -117,9 +119,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		all[i] = &mcList.Items[i]
 	}
 
+	overrides, err := r.overrides(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	res, err := render.Render(pool, all, render.Options{
 		Defaults:          r.Options.Defaults,
 		Current:           findConfig(all, pool.Spec.Configuration.Name),
+		Overrides:         overrides,
 		ControllerVersion: r.Options.ControllerVersion,
 		Parse:             r.Parses.ParseWithWarnings,
 	})
