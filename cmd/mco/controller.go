@@ -15,6 +15,7 @@ import (
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
 	clusteroperatorcontroller "github.com/mco-dev/mco/internal/controller/clusteroperator"
 	"github.com/mco-dev/mco/internal/controller/drain"
+	rendercontroller "github.com/mco-dev/mco/internal/controller/render"
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
 	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
 	"github.com/mco-dev/mco/internal/controller/userdata"
@@ -40,7 +41,10 @@ func newControllerCommand() *cobra.Command {
 The render controller merges each MachineConfigPool's MachineConfigs into one rendered
 MachineConfig (rendered-<pool>-<hash>), points the pool's spec.configuration at it, reports
 RenderDegraded when a MachineConfig is invalid, and deletes old rendered configs that no pool
-or node references any more (keeping the newest --rendered-configs-to-keep per pool).
+or node references any more (keeping the newest --rendered-configs-to-keep per pool). A burst
+of changes to a pool's inputs (kubectl apply -f dir/) is rendered once: when its
+MachineConfigs, KubeletConfigs and ContainerRuntimeConfigs have been quiet for --render-settle,
+and at the latest --render-settle-max after the burst's first change.
 
 The server token controller keeps a bearer token Secret <pool>-mcs-token per pool in
 --server-namespace (labelled machineconfiguration.openshift.io/mcs-token, owned by the pool):
@@ -96,6 +100,9 @@ rendered.`,
 				// minutes; leave throttling to the API server's priority and fairness.
 				cfg.QPS = -1
 			}
+			if opts.Render.Settle.Quiet < 0 || opts.Render.Settle.Max < 0 {
+				return fmt.Errorf("--render-settle and --render-settle-max must not be negative (got %s and %s)", opts.Render.Settle.Quiet, opts.Render.Settle.Max)
+			}
 			opts.Render.ControllerVersion = version.Get().Commit
 			opts.ClusterOperator = &clusteroperatorcontroller.Options{Namespace: ud.ServerNamespace, Version: version.Get().Version}
 			if err := tokenPolicy.Validate(); err != nil {
@@ -140,6 +147,8 @@ rendered.`,
 	f.StringVar(&opts.Render.Defaults.OSImageURL, "os-image-url", "", "OS image of pools no MachineConfig overrides")
 	f.StringVar(&opts.Render.Defaults.BaseOSExtensionsContainerImage, "base-os-extensions-image", "", "extensions image of pools no MachineConfig overrides")
 	f.IntVar(&opts.Render.KeepRendered, "rendered-configs-to-keep", 5, "rendered configs kept per pool beyond those still referenced")
+	f.DurationVar(&opts.Render.Settle.Quiet, "render-settle", rendercontroller.DefaultSettleQuiet, "render a pool once its MachineConfigs, KubeletConfigs and ContainerRuntimeConfigs have not changed for this long, so a burst of changes gives one rendered config (0: render at once)")
+	f.DurationVar(&opts.Render.Settle.Max, "render-settle-max", rendercontroller.DefaultSettleMax, "render a pool at the latest this long after the first change of a burst, however long the changes go on")
 	f.StringVar(&ud.ServerHost, "server-host", "", "host[:port] machines reach the Machine Config Server at (port default 22623); enables the user-data controllers and, without --server-cert-names, names the serving certificate")
 	f.BoolVar(&manageServerCert, "manage-server-cert", true, "create and rotate the Machine Config Server's serving certificate and CA (Secret machine-config-server-tls) when it has names; a Secret without the managed label is left alone either way")
 	f.StringSliceVar(&serverCertNames, "server-cert-names", nil, "DNS names and IP addresses of the Machine Config Server's serving certificate, comma-separated (default: the host of --server-host)")

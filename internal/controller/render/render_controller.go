@@ -8,13 +8,13 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -42,6 +42,8 @@ type Options struct {
 	// KeepRendered is how many rendered configs per pool survive garbage collection, beyond the
 	// ones still referenced.
 	KeepRendered int
+	// Settle coalesces a burst of input changes into one render (settle.go); zero renders at once.
+	Settle Settle
 }
 
 // Reconciler renders one pool per reconcile.
@@ -53,13 +55,15 @@ type Reconciler struct {
 	// controller, which reads the same MachineConfigs. Nil makes one of the controller's own.
 	Parses *render.ParseCache
 	waits  generatorClock
+	bursts burstClock
 }
 
 // SetupWithManager registers the controller: pools by spec change, MachineConfigs mapped to
 // every pool whose selector matches them (and to the owner of a rendered one, so a deleted
 // rendered config that is still the target is recreated), KubeletConfigs and
 // ContainerRuntimeConfigs to the pools they select (see generators.go), MachineConfiguration
-// cluster to every pool (overrides.go).
+// cluster to every pool (overrides.go). Changes to MachineConfigs and generators start or
+// extend a pool's burst (settle.go).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Parses == nil {
 		r.Parses = render.NewParseCache(4096)
@@ -67,9 +71,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("render").
 		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&mcfgv1.MachineConfig{}, handler.EnqueueRequestsFromMapFunc(r.poolsFor)).
-		Watches(&mcfgv1.KubeletConfig{}, handler.EnqueueRequestsFromMapFunc(r.poolsForGenerator)).
-		Watches(&mcfgv1.ContainerRuntimeConfig{}, handler.EnqueueRequestsFromMapFunc(r.poolsForGenerator)).
+		Watches(&mcfgv1.MachineConfig{}, r.inputEvents(r.poolsFor, machineConfigChanged)).
+		Watches(&mcfgv1.KubeletConfig{}, r.inputEvents(r.poolsForGenerator, generatorChanged)).
+		Watches(&mcfgv1.ContainerRuntimeConfig{}, r.inputEvents(r.poolsForGenerator, generatorChanged)).
 		Watches(machineConfiguration(), r.toAllPools(), clusterSpecChanged).
 		Complete(r)
 }
@@ -95,14 +99,23 @@ func (r *Reconciler) poolsFor(ctx context.Context, obj client.Object) []reconcil
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pool := &mcfgv1.MachineConfigPool{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.bursts.forget(req.Name)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	now := time.Now()
+	// A new pool's first render need not wait: no node can run a config it has not had yet.
+	if wait := r.bursts.wait(pool.Name, r.Options.Settle, now); wait > 0 && pool.Spec.Configuration.Name != "" {
+		log.FromContext(ctx).V(1).Info("waiting for the pool's inputs to settle before rendering", "pool", pool.Name, "wait", wait)
+		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	gens, err := r.listGenerators(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	pending := pendingGenerators(pool, gens)
-	if hold := r.waits.hold(pool.Name, pending, time.Now()); len(pending) > 0 {
+	if hold := r.waits.hold(pool.Name, pending, now); len(pending) > 0 {
 		if hold > 0 {
 			log.FromContext(ctx).Info("waiting for generated MachineConfigs before rendering", "pool", pool.Name, "generators", describeGenerators(pending))
 			return reconcile.Result{RequeueAfter: hold}, nil
@@ -110,6 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonGeneratorsLate, fmt.Sprintf(
 			"rendering without waiting longer than %s for %s", generatorWaitLimit, describeGenerators(pending)))
 	}
+	r.bursts.rendering(pool.Name, now)
 	var mcList mcfgv1.MachineConfigList
 	if err := r.Client.List(ctx, &mcList); err != nil {
 		return reconcile.Result{}, err

@@ -3,6 +3,7 @@ package render
 import (
 	"os"
 	"testing"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -12,13 +13,20 @@ import (
 )
 
 // The integration tests share one control plane and one running render controller.
-var k8sClient client.Client
+var (
+	k8sClient client.Client
+	env       *testenv.Env
+)
 
 const testKeepRendered = 2
 
+// testSettle is shorter than `mco controller`'s default, so tests wait less, but long enough
+// that creating a handful of MachineConfigs one after the other stays inside one window.
+var testSettle = Settle{Quiet: 500 * time.Millisecond, Max: 3 * time.Second}
+
 func TestMain(m *testing.M) {
-	os.Exit(testenv.RunWithManager(m, "render controller", func(env *testenv.Env, mgr ctrl.Manager) error {
-		k8sClient = env.Client
+	os.Exit(testenv.RunWithManager(m, "render controller", func(e *testenv.Env, mgr ctrl.Manager) error {
+		env, k8sClient = e, e.Client
 		r := &Reconciler{
 			Client:   mgr.GetClient(),
 			Recorder: mgr.GetEventRecorderFor("render-test"),
@@ -26,6 +34,7 @@ func TestMain(m *testing.M) {
 				ControllerVersion: "test-version",
 				KeepRendered:      testKeepRendered,
 				Defaults:          render.Defaults{OSImageURL: "quay.io/example/os@sha256:default"},
+				Settle:            testSettle,
 			},
 		}
 		return r.SetupWithManager(mgr)
