@@ -1,7 +1,10 @@
 package ignition
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -164,5 +167,72 @@ func TestWarningNamesAKeyHoldingADot(t *testing.T) {
 	}
 	if len(warnings) != 1 || warnings[0].Key != "files.0" || warnings[0].Path != "storage.files.0" {
 		t.Fatalf("warnings %+v, want key files.0 of storage", warnings)
+	}
+}
+
+// deliberatelyStricter are the cases of testdata/openshift that OpenShift renders and mco
+// refuses: a key given twice, whose last value OpenShift keeps without a word.
+var deliberatelyStricter = map[string]string{
+	"spec35-duplicate-key.json":  "more than once",
+	"spec35-case-collision.json": `keys "Path", "path" all set path`,
+}
+
+// TestParseMatchesOpenShift: on the configs of testdata/openshift, what OpenShift's own parse
+// (ctrlcommon.ParseAndConvertConfig) renders, mco renders identically, and what it refuses, mco
+// refuses (see the README there).
+func TestParseMatchesOpenShift(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/openshift/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, in := range inputs {
+		if strings.Contains(in, ".openshift") {
+			continue
+		}
+		seen++
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			raw, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, warnings, err := ParseWithWarnings(raw)
+			if want, ok := deliberatelyStricter[filepath.Base(in)]; ok {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("err %v, want a refusal with %q", err, want)
+				}
+				return
+			}
+			golden, goldenErr := os.ReadFile(in + ".openshift.json")
+			if _, refused := os.Stat(in + ".openshift-error.txt"); refused == nil {
+				if err == nil {
+					t.Fatalf("OpenShift refuses it, mco renders it: %+v", cfg)
+				}
+				return
+			}
+			if goldenErr != nil {
+				t.Fatal(goldenErr)
+			}
+			if err != nil {
+				t.Fatalf("OpenShift renders it, mco refuses: %v", err)
+			}
+			var want Config
+			if err := json.Unmarshal(golden, &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cfg, want) {
+				got, _ := json.MarshalIndent(cfg, "", "  ")
+				t.Errorf("config differs from OpenShift's:\n%s\nwant:\n%s", got, golden)
+			}
+			if len(warnings) == 0 {
+				t.Error("no warning for what Ignition warns about")
+			}
+			for _, w := range warnings {
+				t.Log(w)
+			}
+		})
+	}
+	if seen < 10 {
+		t.Fatalf("%d cases in testdata/openshift", seen)
 	}
 }
