@@ -66,7 +66,8 @@ FUZZ_TARGETS := \
 	./internal/bootimage:FuzzUpdateProviderSpec \
 	./internal/bootimage:FuzzStreamSelection \
 	./internal/daemon/apply:FuzzJournalDecode \
-	./internal/rollout:FuzzPoolSelectors
+	./internal/rollout:FuzzPoolSelectors \
+	./internal/etcdindex:FuzzRefersToIndex
 fuzz: ## run each fuzz target for FUZZTIME (1m), one after the other; failing inputs land in testdata/fuzz
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*} name=$${t##*:}; \

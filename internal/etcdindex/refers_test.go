@@ -99,6 +99,30 @@ func TestRefersToIndexAgreesWithTheParser(t *testing.T) {
 	}
 }
 
+// FuzzRefersToIndex: whatever text/template parses, RefersToIndex agrees with its parse trees on
+// whether some action names the index.
+func FuzzRefersToIndex(f *testing.F) {
+	for _, seed := range []string{
+		"{{.etcd_index}}", "{{print \"}}\" .etcd_index}}", "{{/* .etcd_index */}}", "{{`}}`}}.etcd_index",
+		"{{define \"x\"}}{{.etcd_index}}{{end}}", "{{- $.etcd_index -}}", "{{'}'}} {{.etcd_indexes}}",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		trees, err := parse.Parse("t", content, "", "", map[string]any{"print": fmt.Sprint})
+		if err != nil {
+			return
+		}
+		want := false
+		for _, tree := range trees {
+			want = want || treeNamesIndex(tree.Root)
+		}
+		if got := RefersToIndex(content); got != want {
+			t.Errorf("RefersToIndex(%q) = %v; its parse trees say %v", content, got, want)
+		}
+	})
+}
+
 // treeNamesIndex: some field of node's tree is etcd_index.
 func treeNamesIndex(node parse.Node) bool {
 	switch n := node.(type) {
