@@ -29,6 +29,12 @@ func TestPlanOffline(t *testing.T) {
 		{name: "registries digest-only mirror", args: []string{"-f", manifests, "-f", "testdata/plan/registries"}, disruption: "reload crio.service"},
 		{name: "unreconcilable", args: []string{"-f", manifests, "-f", "testdata/plan/user"}, code: 2, disruption: "refused",
 			stdoutHas: []string{`passwd.users \"alice\"`}, stderrHas: "would refuse"},
+		{name: "registries.conf that does not parse", args: []string{"-f", manifests, "-f", "testdata/plan/registries-broken"}, code: 2, disruption: "refused",
+			stdoutHas: []string{"cannot be read by containers/image"}, stderrHas: "nodes would refuse this change"},
+		{name: "disk without an override", args: []string{"-f", manifests, "-f", "testdata/plan/disk"}, code: 2, disruption: "refused",
+			stdoutHas: []string{"storage.disks"}, stderrHas: "would refuse"},
+		{name: "disk with the Disks override", args: []string{"-f", manifests, "-f", "testdata/plan/disk", "--policy", "testdata/plan/overrides.yaml"},
+			disruption: "none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,7 +50,8 @@ func TestPlanOffline(t *testing.T) {
 			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 				t.Fatalf("stdout is not a JSON plan: %v\n%s", err, stdout)
 			}
-			if got.Pool != "worker" || got.Disruption != tt.disruption || (tt.code == 1) != (got.Drain || got.Reboot) {
+			// A refused change (exit 2) keeps the drain and reboot its actions would need.
+			if got.Pool != "worker" || got.Disruption != tt.disruption || (tt.code != 2 && (tt.code == 1) != (got.Drain || got.Reboot)) {
 				t.Errorf("plan %+v, want pool worker, disruption %q", got, tt.disruption)
 			}
 			if unchanged := tt.name == "no change"; unchanged != (got.Rendered == got.Current) {
