@@ -99,6 +99,12 @@ func TestApply(t *testing.T) {
 			want: map[string]string{`unit "a.service"`: "n=2 x2 {{.Id}}"},
 		},
 		{
+			name: "with over the data keeps its fields",
+			cfg: config(nil, []types.Unit{{Name: "a.service", Contents: ptr.To(
+				`{{with .}}{{.etcd_index}}{{end}} {{with $}}{{with .}}{{.etcd_index}}{{end}}{{end}} {{with .etcd_index}}{{.}}{{end}}`)}}),
+			want: map[string]string{`unit "a.service"`: "2 2 2"},
+		},
+		{
 			name: "appends are templated too",
 			cfg: config([]types.File{{Node: types.Node{Path: "/etc/appended"}, FileEmbedded1: types.FileEmbedded1{
 				Append: []types.Resource{{Source: ptr.To(plainSource("static\n"))}, {Source: ptr.To(plainSource("idx={{.etcd_index}}\n"))}},
@@ -150,6 +156,7 @@ func TestApply(t *testing.T) {
 				file("/etc/root", plainSource("{{$.etcd_index}} {{$.Cluster}}")),
 				file("/etc/field-of-index", plainSource("{{.etcd_index.Name}}")),
 				file("/etc/with", plainSource("{{with .etcd_index}}{{.etcd_index}}{{end}}")),
+				file("/etc/with-in-with", plainSource("{{with .etcd_index}}{{with .}}{{.etcd_index}}{{end}}{{end}}")),
 			}, nil),
 			wantErr: []string{
 				`file "/etc/mixed": template: /etc/mixed:2:8: range is not allowed`,
@@ -158,6 +165,7 @@ func TestApply(t *testing.T) {
 				`file "/etc/root": template: /etc/root:1:20: $.Cluster is not etcd_index`,
 				`file "/etc/field-of-index": template: /etc/field-of-index:1:13: .etcd_index.Name: etcd_index is a number, it has no field Name`,
 				`file "/etc/with": template: /etc/with:1:22: .etcd_index is a field of dot inside with`,
+				`file "/etc/with-in-with": template: /etc/with-in-with:1:32: .etcd_index is a field of dot inside with`,
 			},
 		},
 		{

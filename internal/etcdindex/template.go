@@ -91,7 +91,7 @@ func (c checker) node(node parse.Node) error {
 			return err
 		}
 		inside := c
-		inside.dotIsValue = true
+		inside.dotIsValue = !keepsData(n.Pipe, c.dotIsValue)
 		if err := inside.node(n.List); err != nil {
 			return err
 		}
@@ -155,6 +155,21 @@ func (c checker) arg(arg parse.Node) error {
 	default:
 		return c.refused(arg, "this argument is not allowed: "+truncate(arg.String(), 60))
 	}
+}
+
+// keepsData is true for a with whose pipe is the data itself ({{with .}} where dot is the data,
+// {{with $}}), the one case where dot stays the data inside it.
+func keepsData(p *parse.PipeNode, dotIsValue bool) bool {
+	if len(p.Cmds) != 1 || len(p.Cmds[0].Args) != 1 {
+		return false
+	}
+	switch a := p.Cmds[0].Args[0].(type) {
+	case *parse.DotNode:
+		return !dotIsValue
+	case *parse.VariableNode:
+		return len(a.Ident) == 1 && a.Ident[0] == "$"
+	}
+	return false
 }
 
 // dataField checks a field path of the template's data (idents after "." or "$."): the data
