@@ -109,12 +109,17 @@ func (c *cluster) patchAnnotations(ctx context.Context, set map[string]*string) 
 	if err := c.client.Patch(ctx, n, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("updating annotations of node %s: %w", c.nodeName, err)
 	}
-	// Make the cache see our own write at once, so the next sync does not act on stale state,
-	// unless the informer already holds something newer: the drain controller often answers
-	// before this response is processed, and putting the older object back would hide its answer
-	// until some unrelated change to the Node (seen: a node stuck Working after its uncordon).
-	// Resource versions of one resource are comparable (KEP-5504); if either is malformed,
-	// nothing is assumed newer.
+	// Make the cache see our own write at once, so the next sync does not act on stale state.
+	return c.remember(n)
+}
+
+// remember puts a Node read from or written to the API server into the cache, unless the
+// informer already holds something newer: the drain controller often answers before a write's
+// response is processed, and putting the older object back would hide its answer until some
+// unrelated change to the Node (seen: a node stuck Working after its uncordon). Resource
+// versions of one resource are comparable (KEP-5504); if either is malformed, nothing is
+// assumed newer.
+func (c *cluster) remember(n *corev1.Node) error {
 	if cur := c.node(); cur != nil {
 		if cmp, err := resourceversion.CompareResourceVersion(cur.ResourceVersion, n.ResourceVersion); err == nil && cmp > 0 {
 			return nil

@@ -103,6 +103,10 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 			return err
 		}
 	}
+	// The last moment to give the update up having changed nothing (supersede.go).
+	if superseded, err := a.superseded(ctx, desired); superseded || err != nil {
+		return err
+	}
 	req := apply.Request{From: current, To: desired, Old: old.set, New: next.set, Force: force}
 	if !osChange.Empty() {
 		req.OS = &osChange
@@ -228,13 +232,28 @@ func withNeeded(c, need osimage.Change) osimage.Change {
 }
 
 // awaitDrain asks the drain controller to drain the node and reports whether to keep waiting.
+// A drain still in effect from an earlier target is not asked for again, and no drain is asked
+// for a target already superseded (supersede.go).
 func (a *Agent) awaitDrain(ctx context.Context, desired string) (bool, error) {
 	node := a.kube.node()
 	want := protocol.DrainRequest(desired)
 	if annotation(node, protocol.DesiredDrainAnnotation) != want {
+		if drainInEffect(node) {
+			a.opts.Log.Info("moving to the new target under the drain already in effect", "node", a.opts.NodeName,
+				"drain", annotation(node, protocol.DesiredDrainAnnotation), "desired", desired)
+			a.noteStep(machineconfignode.Step{Kind: machineconfignode.Drained, Desired: desired})
+			return false, nil
+		}
+		superseded, err := a.kube.requestDrain(ctx, desired, want)
+		if superseded {
+			a.abandon(desired, annotation(a.kube.node(), protocol.DesiredConfigAnnotation))
+		}
+		if superseded || err != nil {
+			return true, err
+		}
 		a.s.drainRequested = time.Now()
 		a.kube.event(corev1.EventTypeNormal, "Drain", "Draining node to update to %s", desired)
-		return true, a.kube.patchAnnotations(ctx, map[string]*string{protocol.DesiredDrainAnnotation: &want})
+		return true, nil
 	}
 	if annotation(node, protocol.LastAppliedDrainAnnotation) == want {
 		a.noteStep(machineconfignode.Step{Kind: machineconfignode.Drained, Desired: desired})
