@@ -15,9 +15,9 @@ import (
 
 // ClusterPolicies reads MachineConfiguration `cluster` and returns the policy in effect
 // (PoliciesOf), or the defaults alone when there is none (or the cluster does not serve the
-// kind). The one read shared by the agent, `mco plan` and the
-// unpause plan controller, so they cannot disagree about what a change does; mc is nil when
-// the defaults apply. The rest of this package stays pure.
+// kind). The one read shared by the agent, `mco plan`, the render controller and the unpause
+// plan controller, so they cannot disagree about what a change does; mc is nil when the
+// defaults apply. The rest of this package stays pure.
 func ClusterPolicies(ctx context.Context, c client.Reader) (Policies, *operatorv1.MachineConfiguration, error) {
 	mc := &operatorv1.MachineConfiguration{}
 	err := c.Get(ctx, client.ObjectKey{Name: protocol.ClusterMachineConfiguration}, mc)
