@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mco-dev/mco/internal/changeplan"
+	"github.com/mco-dev/mco/internal/render"
 )
 
 // testdata/ignition-warnings holds a MachineConfig as OpenShift's QE fixtures write it: spec 3.2
@@ -73,5 +76,21 @@ func TestPlanWarnsWithoutChangingTheVerdict(t *testing.T) {
 	}
 	if len(got.Warnings) != 1 || got.Warnings[0].MachineConfig != "99-worker-ssh" || got.Warnings[0].Key != "networkd" || got.Warnings[0].Line == 0 {
 		t.Errorf("plan warnings %+v, want networkd of 99-worker-ssh with its position", got.Warnings)
+	}
+}
+
+func TestLivePlanPrintsWarnings(t *testing.T) {
+	var out strings.Builder
+	r := &changeplan.Report{Pools: []changeplan.PoolReport{{Pool: "worker", Rendered: "rendered-worker-1", Summary: "renders rendered-worker-1",
+		Warnings: []render.Warning{{MachineConfig: "99-worker-qe", Field: "spec.config.networkd", Key: "networkd", Line: 1, Column: 33, Reason: `unknown key "networkd" in spec 3.2.0: ignored`}}}}}
+	if err := printReport(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	want := `warning: MachineConfig "99-worker-qe": spec.config.networkd: unknown key "networkd" in spec 3.2.0: ignored (line 1 col 33)`
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, out.String())
+	}
+	if r.ExitCode() != 0 {
+		t.Errorf("exit %d for warnings alone", r.ExitCode())
 	}
 }
