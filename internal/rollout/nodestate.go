@@ -18,6 +18,7 @@ func Managed(n *corev1.Node) bool { return n.Annotations[protocol.CurrentConfigA
 
 func current(n *corev1.Node) string { return n.Annotations[protocol.CurrentConfigAnnotation] }
 func desired(n *corev1.Node) string { return n.Annotations[protocol.DesiredConfigAnnotation] }
+
 // state is the agent's report as written. Missing or empty is no report at all, never Done: a
 // node is Done only once its agent said so (as OpenShift counts it), so a Node whose agent
 // never ran, or whose annotations an admin cleared, is not counted updated or available.
