@@ -163,3 +163,15 @@ func TestUnchangedEntriesAreNotRewritten(t *testing.T) {
 		t.Error("a forced rewrite skipped a file")
 	}
 }
+
+// An empty passwordHash locks core's password, as OpenShift's agent does: writing it as it is
+// would let anyone log in as core without a password.
+func TestEmptyPasswordHashLocks(t *testing.T) {
+	requireSystemctl(t)
+	root := newNodeRoot(t)
+	empty := setOf(t, `{"ignition":{"version":"3.5.0"},"passwd":{"users":[{"name":"core","sshAuthorizedKeys":["ssh-ed25519 AAAA one"],"passwordHash":""}]}}`)
+	transition(t, root, Request{From: "", To: "e", New: empty, Record: record("e")})
+	if got := readFile(t, root, "etc/shadow"); !strings.Contains(got, "core:*:19000") {
+		t.Errorf("shadow = %q, want core's password locked (*)", got)
+	}
+}

@@ -56,6 +56,11 @@ func (p *planner) wantedHash(old, new nodefiles.Set, current string) (string, er
 			p.ops = append(p.ops, op{kind: opWrite, path: CorePasswordOrig, data: []byte(current), parents: noderoot.DefaultDir,
 				opts: noderoot.WriteOptions{Perm: 0o600, Deferred: true}})
 		}
+		if *new.CorePassword == "" {
+			// An empty hash in /etc/shadow logs core in without any password. OpenShift and
+			// Ignition take passwordHash "" to mean no password, and lock it.
+			return lockedPassword, nil
+		}
 		return *new.CorePassword, nil
 	}
 	if !origExists {
