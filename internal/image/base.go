@@ -49,8 +49,9 @@ func addSystemFiles(t Tree) error {
 		if err := t.Add("usr/"+dir, &Entry{Type: tar.TypeDir, Mode: 0o755, Origin: origin}); err != nil {
 			return err
 		}
-		// Added directly: Add would canonicalize the link's own path into /usr.
-		t[dir] = &Entry{Type: tar.TypeSymlink, Mode: 0o777, Link: "usr/" + dir, Origin: origin}
+		if err := t.Add(dir, &Entry{Type: tar.TypeSymlink, Mode: 0o777, Link: "usr/" + dir, Origin: origin}); err != nil {
+			return err
+		}
 	}
 	files := []struct {
 		name string

@@ -96,22 +96,3 @@ func Tags(version string) ([]name.Tag, error) {
 	}
 	return tags, nil
 }
-
-// WriteArchive writes img as a docker-archive tarball under Tags(version), through a temporary
-// file so a failed write leaves no half archive behind.
-func WriteArchive(path string, img v1.Image, version string) error {
-	tags, err := Tags(version)
-	if err != nil {
-		return err
-	}
-	refs := map[name.Reference]v1.Image{}
-	for _, t := range tags {
-		refs[t] = img
-	}
-	tmp := path + ".part"
-	if err := tarball.MultiRefWriteToFile(tmp, refs); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
-}

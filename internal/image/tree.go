@@ -42,6 +42,10 @@ func canonical(name string) string {
 // Add puts e at name, creating its parent directories (0755); a directory already there stays,
 // a different file already there is a conflict.
 func (t Tree) Add(name string, e *Entry) error {
+	if top := strings.TrimPrefix(path.Clean("/"+name), "/"); slices.Contains(mergedUsr, top) && e.Type == tar.TypeSymlink && e.Link == "usr/"+top {
+		// The merged-/usr link itself, as base-files ships it.
+		return t.put(top, e)
+	}
 	p := canonical(name)
 	if p == "" {
 		return nil
@@ -51,6 +55,10 @@ func (t Tree) Add(name string, e *Entry) error {
 			return err
 		}
 	}
+	return t.put(p, e)
+}
+
+func (t Tree) put(p string, e *Entry) error {
 	old, ok := t[p]
 	switch {
 	case !ok:
@@ -75,7 +83,7 @@ func (t Tree) AddTar(r io.Reader, origin string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", origin, err)
 		}
-		e := &Entry{Mode: h.Mode & 0o7777, Origin: origin}
+		e := &Entry{Mode: h.Mode & 0o7777, UID: h.Uid, GID: h.Gid, Origin: origin}
 		switch h.Typeflag {
 		case tar.TypeDir:
 			e.Type = tar.TypeDir
