@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
 TEST_FLAGS ?= -p 2 -timeout 20m
 GO_DIRS := $(wildcard cmd internal test bench)
 
-.PHONY: all build install-plugin tools crds test unit demo vet fmt clean help bench-rollout chaos fuzz
+.PHONY: all build install-plugin tools crds test unit demo vet fmt clean help bench-rollout chaos fuzz image image-lock
 
 all: build
 
@@ -83,6 +83,16 @@ chaos: build tools ## chaos suite, long form: MCO_CHAOS_ROUNDS (10) rounds of ea
 
 bench-rollout: build tools ## 1,000-node rebootless rollout through bin/mco controller: time, writes per node, RSS (~1 min)
 	$(GO) run ./bench/rollout
+
+# The mco image without a container engine or registry (hack/image, internal/image): Debian's
+# files for the agent's pod at the versions hack/image/debian.lock pins, mco and mco-node from
+# `make build`; stamped with the commit's time, so the same commit gives the same digest.
+image: build ## build bin/mco-image.tar (docker-archive, ghcr.io/mco-dev/mco:$(VERSION) and :latest) without a registry; prints its digest
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) \
+		$(GO) run ./hack/image -version $(VERSION) -commit $(COMMIT) -out bin/mco-image.tar
+
+image-lock: ## pin the image's Debian packages anew in hack/image/debian.lock (when one left the mirror, or for updates)
+	$(GO) run ./hack/image lock
 
 clean:
 	rm -rf bin
