@@ -96,8 +96,14 @@ func build(ctx context.Context, lockFile, cache string, in image.Inputs, out str
 	if err != nil {
 		return err
 	}
+	id, err := img.ConfigName()
+	if err != nil {
+		return err
+	}
 	tags, _ := image.Tags(in.Version)
-	fmt.Printf("%s: %v\ndigest %s\n", out, tags, digest)
+	// Two names for one image: a registry knows it by its manifest's digest; docker, podman and
+	// ctr, which make their own manifest when they load an archive, by its config's (image ID).
+	fmt.Printf("%s: %v\ndigest   %s (manifest: a registry's, pushed with crane)\nimage ID %s (config: the IMAGE ID docker and podman show after loading)\n", out, tags, digest, id)
 	return nil
 }
 

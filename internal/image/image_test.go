@@ -82,8 +82,9 @@ func TestImage(t *testing.T) {
 	}
 	dir := t.TempDir()
 	first, second := filepath.Join(dir, "a.tar"), filepath.Join(dir, "b.tar")
-	if d1, d2 := build(first), build(second); d1 != d2 {
-		t.Fatalf("two builds of the same inputs: digests %s and %s", d1, d2)
+	built := build(first)
+	if again := build(second); built != again {
+		t.Fatalf("two builds of the same inputs: digests %s and %s", built, again)
 	}
 	a, _ := os.ReadFile(first)
 	b, _ := os.ReadFile(second)
@@ -102,6 +103,10 @@ func TestImage(t *testing.T) {
 	}
 	if _, err := tarball.ImageFromPath(first, &tags[0]); err != nil {
 		t.Fatal(err)
+	}
+	// The digest printed is the one the archive's image has (crane push gives a registry this).
+	if d, err := img.Digest(); err != nil || d != built {
+		t.Errorf("the archive's image has digest %s (%v), the build printed %s", d, err, built)
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
