@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
 TEST_FLAGS ?= -p 2 -timeout 20m
 GO_DIRS := $(wildcard cmd internal test bench)
 
-.PHONY: all build install-plugin tools crds test unit demo vet fmt clean help bench-rollout chaos fuzz image image-lock
+.PHONY: all build install-plugin tools crds test unit demo vet fmt clean help bench-rollout bench-first-drain chaos fuzz image image-lock
 
 all: build
 
@@ -83,6 +83,9 @@ chaos: build tools ## chaos suite, long form: MCO_CHAOS_ROUNDS (10) rounds of ea
 
 bench-rollout: build tools ## 1,000-node rebootless rollout through bin/mco controller: time, writes per node, RSS (~1 min)
 	$(GO) run ./bench/rollout
+
+bench-first-drain: build tools ## kubectl apply of 5 MachineConfigs to the first drain request, bin/mco controller and the real agent (root; ~1 min)
+	$(GO) run ./bench/firstdrain
 
 # The mco image without a container engine or registry (hack/image, internal/image): Debian's
 # files for the agent's pod at the versions hack/image/debian.lock pins, mco and mco-node from
