@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -78,6 +79,10 @@ func build(ctx context.Context, lockFile, cache string, in image.Inputs, out str
 		return err
 	}
 	debs, err := image.Fetch(ctx, l, m, cache)
+	if stale := (*image.StaleLockError)(nil); errors.As(err, &stale) {
+		// A user's build stays reproducible from the committed lock: no silent re-pinning here.
+		return fmt.Errorf("%s is stale: %w", lockFile, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -125,11 +130,8 @@ func lock(ctx context.Context, lockFile, cache string) error {
 	if err != nil {
 		return err
 	}
-	l, err := image.Resolve(ctx, m, runtime.GOARCH, cache)
+	l, err := image.WriteResolved(ctx, m, runtime.GOARCH, cache, lockFile)
 	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(lockFile, l.Format(), 0o644); err != nil {
 		return err
 	}
 	fmt.Printf("%s: %d packages of Debian %s for %v\n", lockFile, len(l.Packages), l.Release, l.Wanted)

@@ -74,6 +74,19 @@ deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %[2]s %[3]s-secur
 	return Lock{Release: Release, Arch: arch, Wanted: Wanted, Packages: pkgs}, nil
 }
 
+// WriteResolved is `make image-lock`: Resolve (apt's private state under work), then write the
+// lock to file. TestImage runs it too, into a temp dir, when the committed lock went stale.
+func WriteResolved(ctx context.Context, m Mirrors, arch, work, file string) (Lock, error) {
+	l, err := Resolve(ctx, m, arch, work)
+	if err != nil {
+		return Lock{}, err
+	}
+	if err := os.WriteFile(file, l.Format(), 0o644); err != nil {
+		return Lock{}, err
+	}
+	return l, nil
+}
+
 // parsePrintURIs reads apt-get --print-uris lines ('URL' file size hash) into each package's
 // archive and its name=version pin.
 func parsePrintURIs(out []byte, m Mirrors) (map[string]string, []string, error) {
