@@ -175,7 +175,8 @@ var apiCalls = []apiCall{
 	// mco daemon (internal/daemon/kube.go)
 	{daemon, "list", "", "nodes", "", "", "", "newCluster: informer on metadata.name=<node>"},
 	{daemon, "watch", "", "nodes", "", "", "", "newCluster: informer on metadata.name=<node>"},
-	{daemon, "patch", "", "nodes", "", "", "", "patchAnnotations (merge patch of its own annotations)"},
+	{daemon, "patch", "", "nodes", "", "", "", "patchAnnotations (merge patch of its own annotations), requestDrain (JSON patch testing desiredConfig)"},
+	{daemon, "get", "", "nodes", "", "", "", "fetchNode: its own Node past the informer, before an update's first write (supersede.go)"},
 	{daemon, "get", mcfg, "machineconfigs", "", "", "", "machineConfig: current and desired rendered configs"},
 	{daemon, "get", operator, "machineconfigurations", "", "", "cluster", "policies: node disruption policy"},
 	{daemon, "get", mcfg, "machineconfignodes", "", "", "", "machineConfigNodeStatus: its own, before its first status write"},
