@@ -74,7 +74,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allPools),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.Node{}, r.nodeHandler(), builder.WithPredicates(relevantNodeChange)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 2})
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: retryLimiter()})
 	if r.Options.Pacing {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podNodeNameField, func(o client.Object) []string {
 			return []string{o.(*corev1.Pod).Spec.NodeName}
