@@ -62,6 +62,8 @@ func followRollout(ctx context.Context, cmd *cobra.Command, c client.Client, nam
 	var pacing statusview.Pacing
 	// Where the kind is not served, each list of it rediscovers every API group: ask once.
 	policiesServed := true
+	var waitingSince time.Time
+	lastPending := ""
 	for {
 		pools, nodes, err := fetch(ctx, c)
 		var policies []rolloutv1.MachineConfigPoolRollout
@@ -89,6 +91,25 @@ func followRollout(ctx context.Context, cmd *cobra.Command, c client.Client, nam
 			}
 			switch statusview.PoolOutcome(pool) {
 			case statusview.Complete:
+				// `kubectl apply` returns before the controller renders the change, so an
+				// Updated pool may not have seen it yet.
+				pending, err := pendingRender(ctx, c, pools, name)
+				if err != nil && ctx.Err() == nil {
+					return err
+				}
+				if pending != "" && ctx.Err() == nil {
+					if waitingSince.IsZero() {
+						waitingSince = time.Now()
+					}
+					if time.Since(waitingSince) < renderWaitLimit {
+						if pending != lastPending {
+							fmt.Fprintf(out, "pool %s: %s\n", name, pending)
+							lastPending = pending
+						}
+						break
+					}
+					fmt.Fprintf(out, "pool %s: still %s after %s; reporting the pool as it is\n", name, pending, renderWaitLimit)
+				}
 				fmt.Fprintf(out, "pool %s is updated to %s\n", name, pool.Status.Configuration.Name)
 				return nil
 			case statusview.Failed:
