@@ -68,7 +68,7 @@ func runLivePlan(cmd *cobra.Command, f planFlags) error {
 		if _, err := fmt.Fprintf(out, "%s\n", js); err != nil {
 			return err
 		}
-	} else if err := printReport(out, report); err != nil {
+	} else if err := printReport(out, report, set); err != nil {
 		return err
 	}
 	if code := report.ExitCode(); code != 0 {
@@ -131,7 +131,9 @@ func readCluster(ctx context.Context, c client.Client) (changeplan.Cluster, erro
 }
 
 // printReport writes a live plan for people: one line per group, then each group's plan.
-func printReport(w io.Writer, r *changeplan.Report) error {
+// printReport writes r as text. set holds the manifests applied (nil for none): a warning
+// about one of them is placed in its file, as `mco validate` places it.
+func printReport(w io.Writer, r *changeplan.Report, set *manifest.Set) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "POOL\tRENDERED\tNODES ON\tNODES\tDISRUPTION\n")
 	for _, p := range r.Pools {
@@ -161,6 +163,10 @@ func printReport(w io.Writer, r *changeplan.Report) error {
 			fmt.Fprintf(w, "error: %s\n", p.Error)
 		}
 		for _, warning := range p.Warnings {
+			if set != nil {
+				fmt.Fprintln(w, warningLine(set, warning))
+				continue
+			}
 			fmt.Fprintf(w, "warning: %s\n", warning)
 		}
 		for _, u := range p.Unreconcilable {
