@@ -102,7 +102,7 @@ func Render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, opts Op
 		}
 	}
 	// The spec is most of the object and is serialised once, for the name and for the size.
-	specJSON, err := json.Marshal(spec)
+	specJSON, err := marshalSpec(spec)
 	if err != nil {
 		return nil, err
 	}
