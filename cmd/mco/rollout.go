@@ -62,7 +62,6 @@ func followRollout(ctx context.Context, cmd *cobra.Command, c client.Client, nam
 	var pacing statusview.Pacing
 	// Where the kind is not served, each list of it rediscovers every API group: ask once.
 	policiesServed := true
-	var waitingSince time.Time
 	lastPending := ""
 	for {
 		pools, nodes, err := fetch(ctx, c)
@@ -94,31 +93,35 @@ func followRollout(ctx context.Context, cmd *cobra.Command, c client.Client, nam
 				// `kubectl apply` returns before the controller renders the change, so an
 				// Updated pool may not have seen it yet.
 				pending, err := pendingRender(ctx, c, pools, name)
-				if err != nil && ctx.Err() == nil {
+				if err != nil {
+					if ctx.Err() != nil {
+						break // the timeout, reported below
+					}
 					return err
 				}
-				if pending != "" && ctx.Err() == nil {
-					if waitingSince.IsZero() {
-						waitingSince = time.Now()
+				if pending != "" {
+					// Never report the config before the change as the rollout's end: wait
+					// for the render (or the timeout, which says what was pending).
+					if pending != lastPending {
+						fmt.Fprintf(out, "pool %s: %s\n", name, pending)
+						lastPending = pending
 					}
-					if time.Since(waitingSince) < renderWaitLimit {
-						if pending != lastPending {
-							fmt.Fprintf(out, "pool %s: %s\n", name, pending)
-							lastPending = pending
-						}
-						break
-					}
-					fmt.Fprintf(out, "pool %s: still %s after %s; reporting the pool as it is\n", name, pending, renderWaitLimit)
+					break
 				}
 				fmt.Fprintf(out, "pool %s is updated to %s\n", name, pool.Status.Configuration.Name)
 				return nil
 			case statusview.Failed:
 				return &exitError{code: 1, err: fmt.Errorf("pool %s is degraded; see `mco status`", name)}
+			default:
+				lastPending = "" // the render came; a timeout now is about the rollout
 			}
 		}
 		select {
 		case <-ctx.Done():
 			err := fmt.Errorf("pool %s not updated before the timeout", name)
+			if lastPending != "" {
+				err = fmt.Errorf("%w; %s", err, lastPending)
+			}
 			if lines := pacing.Lines(time.Now()); len(lines) > 0 {
 				err = fmt.Errorf("%w; %s", err, strings.Join(lines, "; "))
 			}

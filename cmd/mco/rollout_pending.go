@@ -4,20 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/changeplan"
 )
-
-// renderWaitLimit bounds how long `mco rollout status` waits for the render controller to
-// catch up with a pool's MachineConfigs once the pool looks updated. The controller renders a
-// burst of changes once they settle (1 s quiet, 5 s at most by default); past this limit a
-// difference is reported, not waited on, so a disagreement between this client's render and
-// the controller's can never hold the command until its timeout.
-const renderWaitLimit = 20 * time.Second
 
 // pendingRender says whether pool's MachineConfigs, as they are on the cluster now, render to a
 // config other than the pool's target: a change was applied (`kubectl apply` returns before the

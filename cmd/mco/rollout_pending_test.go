@@ -90,4 +90,7 @@ func TestRolloutStatusWaitsForAPendingRender(t *testing.T) {
 	if strings.Contains(out, "is updated to") || !strings.Contains(out, "waiting for the render controller to target rendered-worker-") {
 		t.Errorf("output does not say it waits for the render:\n%s", out)
 	}
+	if !strings.Contains(err.Error(), "waiting for the render controller to target rendered-worker-") {
+		t.Errorf("the timeout does not say what it waited for: %v", err)
+	}
 }
