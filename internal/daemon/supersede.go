@@ -85,13 +85,3 @@ func (a *Agent) abandon(desired, newer string) {
 	a.s.drainRequested = timeZero
 	a.poke()
 }
-
-// drainInEffect: mco drained the node, for whichever config, and it is still cordoned, so it is
-// as drained as a new drain would leave it. A node whose target was superseded after its drain
-// (or after a failed update) moves to the newer config under that drain instead of being
-// drained again. An uncordon, by the agent's request or an admin's, ends it.
-func drainInEffect(n *corev1.Node) bool {
-	request := annotation(n, protocol.DesiredDrainAnnotation)
-	return strings.HasPrefix(request, protocol.DrainRequest("")) &&
-		annotation(n, protocol.LastAppliedDrainAnnotation) == request && n.Spec.Unschedulable
-}

@@ -19,6 +19,7 @@ import (
 	"github.com/mco-dev/mco/internal/machineconfignode"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/render"
+	"github.com/mco-dev/mco/internal/rollout"
 )
 
 var timeZero time.Time
@@ -238,7 +239,7 @@ func (a *Agent) awaitDrain(ctx context.Context, desired string) (bool, error) {
 	node := a.kube.node()
 	want := protocol.DrainRequest(desired)
 	if annotation(node, protocol.DesiredDrainAnnotation) != want {
-		if drainInEffect(node) {
+		if rollout.DrainedForUpdate(node) {
 			a.opts.Log.Info("moving to the new target under the drain already in effect", "node", a.opts.NodeName,
 				"drain", annotation(node, protocol.DesiredDrainAnnotation), "desired", desired)
 			a.noteStep(machineconfignode.Step{Kind: machineconfignode.Drained, Desired: desired})

@@ -85,14 +85,22 @@ func WantsTaint(desired, target string) bool { return target != "" && desired !=
 // given another config: the agent's next drain or uncordon request supersedes the one that
 // cordoned it.
 func CordonedForUpdate(n *corev1.Node) bool {
-	if !n.Spec.Unschedulable || desired(n) == "" {
+	if desired(n) == "" {
 		return false
 	}
-	request := n.Annotations[protocol.DesiredDrainAnnotation]
-	if !strings.HasPrefix(request, protocol.DrainRequest("")) {
-		return false
-	}
-	return n.Annotations[protocol.LastAppliedDrainAnnotation] == request || n.Annotations[protocol.DrainStartedAtAnnotation] != ""
+	return DrainedForUpdate(n) || (mcoDrainRequested(n) && n.Annotations[protocol.DrainStartedAtAnnotation] != "")
+}
+
+// DrainedForUpdate: mco's drain, for whichever config, was carried out and the node is still
+// cordoned, so it is as drained as a new drain would leave it. An uncordon, by the agent's
+// request or an admin's, ends it.
+func DrainedForUpdate(n *corev1.Node) bool {
+	return mcoDrainRequested(n) && n.Annotations[protocol.LastAppliedDrainAnnotation] == n.Annotations[protocol.DesiredDrainAnnotation]
+}
+
+// mcoDrainRequested: the node is cordoned and the agent's last request was a drain.
+func mcoDrainRequested(n *corev1.Node) bool {
+	return n.Spec.Unschedulable && strings.HasPrefix(n.Annotations[protocol.DesiredDrainAnnotation], protocol.DrainRequest(""))
 }
 
 // Updating: the node is between configs or has a reboot queued, so mco is why it is down if
