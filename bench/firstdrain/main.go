@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +38,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mco-dev/mco/bench/controllerproc"
 	"github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/nodefiles"
@@ -93,7 +93,7 @@ func run(runs int, mco string) error {
 			return err
 		}
 	}
-	controller, err := startController(ctx, mco, env.KubeconfigPath)
+	controller, _, err := controllerproc.Start(ctx, mco, env.KubeconfigPath, "bench-first-drain")
 	if err != nil {
 		return err
 	}
@@ -273,28 +273,6 @@ func config(name, ign string) *mcfgv1.MachineConfig {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{protocol.RoleLabel: protocol.WorkerPool}},
 		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(ign)}},
 	}
-}
-
-// startController runs bin/mco controller with its default flags, logging to a temporary file.
-func startController(ctx context.Context, bin, kubeconfig string) (*exec.Cmd, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.CommandContext(ctx, bin, "controller", "--kubeconfig", kubeconfig,
-		"--metrics-bind-address", addr, "--health-probe-bind-address", "0")
-	logFile, err := os.CreateTemp("", "bench-first-drain-controller-*.log")
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s (run `make build`): %w", bin, err)
-	}
-	fmt.Printf("controller log: %s\n", logFile.Name())
-	return cmd, nil
 }
 
 // provision makes a temporary root in the rendered config name, as the first boot leaves a

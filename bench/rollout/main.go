@@ -17,10 +17,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/mco-dev/mco/bench/controllerproc"
 	"github.com/mco-dev/mco/internal/nodesim"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
@@ -81,7 +80,7 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string) error {
 		return err
 	}
 
-	controller, metricsURL, err := startController(ctx, mco, env.KubeconfigPath)
+	controller, metricsURL, err := controllerproc.Start(ctx, mco, env.KubeconfigPath, "bench-rollout")
 	if err != nil {
 		return err
 	}
@@ -142,28 +141,6 @@ func fileMC(name, role, content string) *mcfgv1.MachineConfig {
 		Spec: mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(fmt.Sprintf(
 			`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/%s","contents":{"source":"data:,%s"},"mode":420}]}}`, name, content))}},
 	}
-}
-
-// startController runs bin/mco controller on a free port and returns its metrics URL.
-func startController(ctx context.Context, bin, kubeconfig string) (*exec.Cmd, string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.CommandContext(ctx, bin, "controller", "--kubeconfig", kubeconfig,
-		"--metrics-bind-address", addr, "--health-probe-bind-address", "0")
-	logFile, err := os.CreateTemp("", "bench-rollout-controller-*.log")
-	if err != nil {
-		return nil, "", err
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, "", fmt.Errorf("%s (run `make build`): %w", bin, err)
-	}
-	fmt.Printf("controller log: %s\n", logFile.Name())
-	return cmd, "http://" + addr + "/metrics", nil
 }
 
 func createNodes(ctx context.Context, c client.Client, n int, config string) error {

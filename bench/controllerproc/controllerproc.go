@@ -1,0 +1,36 @@
+// Package controllerproc starts `mco controller` as its own process for the benchmarks, so they
+// measure the binary users run (its flags, its manager, its memory) and not a copy in the
+// benchmark's process.
+package controllerproc
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+)
+
+// Start runs bin's controller against kubeconfig with its metrics on a free loopback port and
+// its output in a temporary log file named after name, and returns the process and the metrics
+// URL.
+func Start(ctx context.Context, bin, kubeconfig, name string) (*exec.Cmd, string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.CommandContext(ctx, bin, "controller", "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", addr, "--health-probe-bind-address", "0")
+	logFile, err := os.CreateTemp("", name+"-controller-*.log")
+	if err != nil {
+		return nil, "", err
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, "", fmt.Errorf("%s (run `make build`): %w", bin, err)
+	}
+	fmt.Printf("controller log: %s\n", logFile.Name())
+	return cmd, "http://" + addr + "/metrics", nil
+}
