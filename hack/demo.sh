@@ -5,6 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${DEMO_DIR:-_out/demo}
+# Machine roots must be reachable by their core user (Ignition becomes core to write its SSH
+# keys). A checkout under a directory others cannot enter (mktemp -d makes 0700 ones) cannot hold
+# them, so the demo cluster then lives in /var/tmp instead of failing.
+if [ -z "${DEMO_DIR:-}" ]; then
+  p=$(pwd)
+  while [ "$p" != / ]; do
+    if (( (8#$(stat -c %a "$p") & 1) == 0 )); then
+      echo "note: $p is not reachable by other users (mode $(stat -c %a "$p")); the demo cluster lives in /var/tmp/mco-demo"
+      dir=/var/tmp/mco-demo
+      break
+    fi
+    p=$(dirname "$p")
+  done
+fi
 mco=bin/mco
 kubectl=bin/tools/kubectl
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
