@@ -156,9 +156,14 @@ func (s *clusterSource) snapshot(ctx context.Context) (map[string]PoolState, err
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig, err := s.kubeconfig(ctx)
+	kubeconfig, clusterCA, err := s.kubeconfig(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if kubeletCA == nil {
+		// No ControllerConfig (any Kubernetes but OpenShift): the kubelet authenticates the API
+		// server's client certificate with the cluster's CA, as kubeadm's kubelets do.
+		kubeletCA = clusterCA
 	}
 	pullSecret, err := s.pullSecret(ctx)
 	if err != nil {
@@ -231,17 +236,18 @@ func (s *clusterSource) kubeletCA(ctx context.Context) ([]byte, error) {
 	return cc.Spec.KubeAPIServerServingCAData, err
 }
 
-// kubeconfig builds the served kubeconfig, or returns nil (logged) when the bootstrap token
-// Secret does not exist yet: machines then boot without a join credential rather than not at all.
-func (s *clusterSource) kubeconfig(ctx context.Context) ([]byte, error) {
+// kubeconfig builds the served kubeconfig, and returns the cluster CA it trusts, or nil (logged)
+// when the bootstrap token Secret does not exist yet: machines then boot without a join
+// credential rather than not at all.
+func (s *clusterSource) kubeconfig(ctx context.Context) ([]byte, []byte, error) {
 	var secret corev1.Secret
 	err := s.reader.Get(ctx, client.ObjectKey{Namespace: s.opts.Namespace, Name: s.opts.BootstrapTokenSecret}, &secret)
 	if apierrors.IsNotFound(err) {
 		s.log.Warn("no bootstrap token Secret; served configs carry no kubeconfig", "namespace", s.opts.Namespace, "secret", s.opts.BootstrapTokenSecret)
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ca := secret.Data[corev1.ServiceAccountRootCAKey]
 	var cm corev1.ConfigMap
@@ -250,9 +256,10 @@ func (s *clusterSource) kubeconfig(ctx context.Context) ([]byte, error) {
 	case err == nil && cm.Data["ca-bundle.crt"] != "":
 		ca = []byte(cm.Data["ca-bundle.crt"])
 	case err != nil && !apierrors.IsNotFound(err):
-		return nil, err
+		return nil, nil, err
 	}
-	return BuildKubeconfig(s.opts.APIServerURL, ca, string(secret.Data[corev1.ServiceAccountTokenKey]))
+	kubeconfig, err := BuildKubeconfig(s.opts.APIServerURL, ca, string(secret.Data[corev1.ServiceAccountTokenKey]))
+	return kubeconfig, ca, err
 }
 
 // pullSecret is the configured Secret's .dockerconfigjson, or nil when there is none to serve:

@@ -131,6 +131,10 @@ func TestClusterMode(t *testing.T) {
 	if strings.Contains(string(resp.body), PullSecretPath) {
 		t.Fatal("pull secret served while there is none")
 	}
+	t.Log("without a ControllerConfig, the kubelet's client CA is the cluster CA the kubeconfig trusts")
+	if cfg, err := ignition.Parse(resp.body); err != nil || string(fileBytes(t, cfg, KubeletCAPath)) != "BUNDLE CA" {
+		t.Fatalf("kubelet CA: %v", err)
+	}
 
 	t.Log("the pull secret is served once it exists, root-owned 0600")
 	pullSecret := &corev1.Secret{
