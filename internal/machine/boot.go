@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -31,15 +32,21 @@ const (
 // mount points inside the machine's directory; used only in the machine's mount namespace.
 func (c Config) mnt(name string) string { return filepath.Join(c.Dir, "mnt", name) }
 
-// Boot runs as PID 1 of the machine's fresh namespaces: it mounts the disk, plays boot loader
-// (image, command line), runs Ignition on the first boot, and replaces itself with systemd.
+// Boot runs as PID 1 of the machine's fresh namespaces: it moves into the machine's own cgroups
+// and a cgroup namespace, mounts the disk, plays boot loader (image, command line), runs
+// Ignition on the first boot, pivots into the machine's root, and replaces itself with systemd.
 // It returns only on failure.
 func Boot(ctx context.Context, c Config) error {
 	if os.Getpid() != 1 {
 		return errors.New("machine boot must run as PID 1 of a new PID namespace (started by the supervisor)")
 	}
+	// The machine's cgroup namespace is this thread's only, and systemd is exec'd from it.
+	runtime.LockOSThread()
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making mounts private: %w", err)
+	}
+	if err := c.enterOwnCgroups(); err != nil {
+		return err
 	}
 	disk, host, root := c.mnt("disk"), c.mnt("host"), c.mnt("root")
 	// A loop mount's device is released with the last reference to it, which is this
@@ -77,6 +84,9 @@ func Boot(ctx context.Context, c Config) error {
 	if err := c.mountAPIFileSystems(root); err != nil {
 		return err
 	}
+	if err := presentKernelSettings(root); err != nil {
+		return err
+	}
 	firstBoot := !exists(filepath.Join(disk, provisionedFile))
 	if firstBoot {
 		if err := c.provision(ctx, root); err != nil {
@@ -92,7 +102,6 @@ func Boot(ctx context.Context, c Config) error {
 	if err := c.presentBoot(root, choice); err != nil {
 		return err
 	}
-	reportBoot(choice)
 	if err := recordLoaderState(disk, choice); err != nil {
 		return err
 	}
@@ -102,14 +111,37 @@ func Boot(ctx context.Context, c Config) error {
 	if err := unix.Sethostname([]byte(c.Name)); err != nil {
 		return err
 	}
-	if err := unix.Chroot(root); err != nil {
-		return fmt.Errorf("chroot %s: %w", root, err)
-	}
-	if err := os.Chdir("/"); err != nil {
+	if err := pivotRoot(root); err != nil {
 		return err
 	}
+	// systemd in a container leaves / private; mount propagation into pods (HostToContainer,
+	// Bidirectional) needs it shared, as on a host. Nothing propagates to the host: every mount
+	// here was made private first.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SHARED, ""); err != nil {
+		return fmt.Errorf("making / shared: %w", err)
+	}
+	// Only now is the machine's root the mount namespace's: the supervisor reports the machine
+	// running, and commands may enter it.
+	reportBoot(choice)
 	env := []string{"container=mco-dev", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	return syscall.Exec("/lib/systemd/systemd", []string{"/lib/systemd/systemd"}, env)
+}
+
+// pivotRoot makes root the root of this mount namespace and detaches the old one, the host's /
+// (the overlay keeps its layers). A chroot would leave the host's / the namespace's root: where
+// nsenter --mount lands, and where runc resolves a container's paths (kubectl exec fails).
+func pivotRoot(root string) error {
+	if err := os.Chdir(root); err != nil {
+		return err
+	}
+	// With new and old root both ".", the old root ends up mounted on top of the new one.
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root %s: %w", root, err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detaching the host's root: %w", err)
+	}
+	return os.Chdir("/")
 }
 
 // bootFactsFD is the pipe on which the boot stage tells its supervisor what it presented.
@@ -155,18 +187,28 @@ func recordLoaderState(disk string, choice BootChoice) error {
 }
 
 // mountAPIFileSystems gives the root what a container manager gives a systemd container: proc,
-// sys, cgroup2 (mountable only once sysfs is), fresh /run and /tmp, and the host's /dev.
+// sys, its cgroups (mountable only once sysfs is), fresh /run and /tmp, and the host's /dev.
 func (c Config) mountAPIFileSystems(root string) error {
-	for _, m := range []struct{ src, target, fstype, data string }{
-		{"proc", "proc", "proc", ""},
-		{"sysfs", "sys", "sysfs", ""},
-		{"cgroup2", "sys/fs/cgroup", "cgroup2", ""},
-		{"tmpfs", "run", "tmpfs", "mode=0755"},
-		{"tmpfs", "tmp", "tmpfs", "mode=1777"},
-	} {
-		if err := unix.Mount(m.src, filepath.Join(root, m.target), m.fstype, unix.MS_NOSUID|unix.MS_NODEV, m.data); err != nil {
-			return fmt.Errorf("mounting %s on /%s: %w", m.fstype, m.target, err)
+	mount := func(fstype, target, data string) error {
+		if err := unix.Mount(fstype, filepath.Join(root, target), fstype, unix.MS_NOSUID|unix.MS_NODEV, data); err != nil {
+			return fmt.Errorf("mounting %s on /%s: %w", fstype, target, err)
 		}
+		return nil
+	}
+	if err := mount("proc", "proc", ""); err != nil {
+		return err
+	}
+	if err := mount("sysfs", "sys", ""); err != nil {
+		return err
+	}
+	if err := mountCgroups(root); err != nil {
+		return err
+	}
+	if err := mount("tmpfs", "run", "mode=0755"); err != nil {
+		return err
+	}
+	if err := mount("tmpfs", "tmp", "mode=1777"); err != nil {
+		return err
 	}
 	if err := unix.Mount("/dev", filepath.Join(root, "dev"), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("binding /dev: %w", err)

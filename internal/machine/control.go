@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// Command returns a command that runs args inside the running machine in dir: its root, its
-// PID, mount, UTS and IPC namespaces, like `kubectl exec` into a node.
+// Command returns a command that runs args inside the running machine in dir, like `kubectl
+// exec` into a node: in its PID, mount (whose root is the machine's root), UTS, IPC and cgroup
+// namespaces, and in the machine's root cgroup of every hierarchy.
 func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error) {
 	st, err := ReadStatus(dir)
 	if err != nil {
@@ -21,11 +22,19 @@ func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error)
 	if st.State != Running || st.InitPID == 0 {
 		return nil, fmt.Errorf("%s: %w (state %s)", dir, ErrNotRunning, st.State)
 	}
-	nsArgs := append([]string{"-t", fmt.Sprint(st.InitPID), "-m", "-p", "-u", "-i", "-r", "-w", "--"}, args...)
+	nsArgs := append([]string{"-t", fmt.Sprint(st.InitPID), "-m", "-p", "-u", "-i", "-C", "--", "sh", "-c", joinMachineCgroups, "sh"}, args...)
 	cmd := exec.CommandContext(ctx, "nsenter", nsArgs...)
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "SYSTEMD_PAGER=", "TERM=dumb"}
 	return cmd, nil
 }
+
+// joinMachineCgroups moves the shell into the machine's root cgroups (the roots of its cgroup
+// namespace, under /sys/fs/cgroup inside) and execs the command: what runs in a machine is
+// accounted and limited as the machine, and a command entering only the namespace would sit
+// outside its root. nsenter can join namespaces, not cgroups. A root whose controllers systemd
+// enabled for its children refuses processes (cgroup2 on a unified host): the command then stays
+// where it was started.
+const joinMachineCgroups = `for procs in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs; do echo 0 >"$procs"; done 2>/dev/null; exec "$@"`
 
 // Output runs args inside the machine and returns its standard output; the error carries
 // standard error.
@@ -94,22 +103,33 @@ func Stop(dir string, grace time.Duration) error {
 			st = now
 		}
 	}
-	return killOrphan(st)
+	c, _ := Load(dir) // without its config the machine's cgroups cannot be told apart, and stay
+	return killOrphan(st, c)
 }
 
 // killOrphan kills the init the status names if it still runs and is a machine's init (PID 1 of
-// its own namespace), not a recycled PID, and waits until it is gone.
-func killOrphan(st Status) error {
+// its own namespace), not a recycled PID, waits until it is gone, and removes the machine's
+// cgroups, which its supervisor, gone too, did not.
+func killOrphan(st Status, c Config) error {
 	if !isMachineInit(st.InitPID) {
 		return nil
 	}
+	// Read before the kill: where the machine's cgroups are, whoever started it.
+	initCgroup, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", st.InitPID))
 	if err := syscall.Kill(st.InitPID, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
 		return err
 	}
 	if !WaitGone(st.InitPID, killWait) {
 		return fmt.Errorf("the machine's init (pid %d) still runs %s after SIGKILL", st.InitPID, killWait)
 	}
-	return nil
+	if c.Name == "" {
+		return nil
+	}
+	hs, err := machineCgroupsOf(string(initCgroup), machineCgroupName(c.Name, c.Dir))
+	if err != nil {
+		return nil // the init was gone before its cgroups could be read: nothing known to remove
+	}
+	return removeCgroupTrees(hs)
 }
 
 // isMachineInit reports whether pid runs and is PID 1 of a PID namespace below this one.

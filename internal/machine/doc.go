@@ -1,7 +1,13 @@
 // Package machine runs a real systemd Linux machine on this host without a VM: systemd is PID 1
-// of its own PID, mount, UTS and IPC namespaces, its root is an overlay of an OS image (the
-// host's own OS plus an image layer) with a per-machine ext4 disk as the writable layer, and it
-// shares the host's network, so it reaches servers on 127.0.0.1.
+// of its own PID, mount, UTS, IPC and cgroup namespaces, its root (pivot_root, shared mount
+// propagation) is an overlay of an OS image (the host's own OS plus an image layer) with a
+// per-machine ext4 disk as the writable layer, and it shares the host's network, so it reaches
+// servers on 127.0.0.1.
+//
+// Enough for a real kubelet and container runtime: the machine has its own cgroup tree in every
+// hierarchy (mco-<name>-<hash of its directory>, below its supervisor's cgroups, removed when
+// the machine ends), seen inside in the host's own layout (cgroupLayoutFor), and the kernel
+// settings the kubelet would write to the host's /proc/sys are presented to it read-only instead.
 //
 // Everything above the boot loader runs for real inside the machine: Ignition (on first boot,
 // before systemd, as an initramfs runs it), systemd, units, systemctl, reboots. The supervisor

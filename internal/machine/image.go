@@ -32,9 +32,31 @@ const (
 // database server for instance, has no business on a node).
 var opaqueDirs = []string{"/etc/systemd/system"}
 
+// maskedUnits are units of the host's OS that fail in a machine: masked in the image's own
+// /etc/systemd/system.
+var maskedUnits = []string{
+	// Every machine shares the host's /dev/console: the getty on it fails and the machine reads
+	// degraded.
+	"console-getty.service",
+	// It would apply sysctl.d to the kernel every machine shares with the host: whatever a
+	// MachineConfig writes there would change the host's settings, its network's too (the
+	// machines share its network namespace).
+	"systemd-sysctl.service",
+}
+
+// kubeletLogindDropIn is the drop-in with which the kubelet's graceful node shutdown raises
+// logind's inhibitor delay, in the kubelet's own words (k8s.io/kubernetes
+// pkg/kubelet/nodeshutdown/systemd, shutdownGracePeriod 15s). The kubelet writes it on its
+// first start and reloads logind; shipped in the image, the first boot already has the delay.
+const (
+	kubeletLogindDropInPath = "/etc/systemd/logind.conf.d/99-kubelet.conf"
+	kubeletLogindDropIn     = "# Kubelet logind override\n[Login]\nInhibitDelayMaxSec=15\n"
+)
+
 // BuildImage creates the dev OS image ref in imagesDir, unless it exists: the host's OS (the
 // lower layer every machine has) plus one layer with the mco binary, the core user (as on
-// CoreOS), and the image's reference. extra files (path → content) go into the layer too, so
+// CoreOS), the image's reference, its unit enablement (maskedUnits) and the kubelet's logind
+// drop-in. extra files (path → content) go into the layer too, so
 // tests can build images that differ.
 func BuildImage(imagesDir, ref, mco string, extra map[string]string) error {
 	dir := filepath.Join(imagesDir, osimage.DevImageDirName(ref))
@@ -54,7 +76,8 @@ func BuildImage(imagesDir, ref, mco string, extra map[string]string) error {
 	layer := filepath.Join(tmp, imageLayerDir)
 	files := map[string]string{ImageRefPath: ref + "\n", MCOPath: "",
 		// The image's own enablement: a node's essentials only (see opaqueDirs).
-		"/etc/systemd/system/multi-user.target.wants/.keep": ""}
+		"/etc/systemd/system/multi-user.target.wants/.keep": "",
+		kubeletLogindDropInPath:                             kubeletLogindDropIn}
 	for k, v := range extra {
 		files[k] = v
 	}
@@ -74,6 +97,11 @@ func BuildImage(imagesDir, ref, mco string, extra map[string]string) error {
 			perm = 0o755
 		}
 		if err := writeFile(filepath.Join(layer, path), content, perm); err != nil {
+			return err
+		}
+	}
+	for _, unit := range maskedUnits {
+		if err := os.Symlink("/dev/null", filepath.Join(layer, "etc/systemd/system", unit)); err != nil {
 			return err
 		}
 	}

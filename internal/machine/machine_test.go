@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,6 +121,7 @@ func TestMachineLifecycle(t *testing.T) {
 	if got := in("sh", "-c", "test -e /etc/machine-config-daemon/noorig/etc/hello.mcdnoorig && echo recorded"); got != "recorded" {
 		t.Fatal("the first boot did not record that /etc/hello had no original")
 	}
+	checkKubeletReady(t, c, in)
 
 	// The OS stages an image and a command line for the next boot, as its boot tooling would,
 	// then reboots for real.
@@ -170,6 +172,7 @@ func TestMachineLifecycle(t *testing.T) {
 		}
 	}
 	noLoopDevice("poweroff")
+	noCgroupsLeft(t, c, "poweroff")
 
 	// A supervisor killed outright leaves its machine running (systemd ignores the parent-death
 	// signal): the status says so, and Stop ends the orphan.
@@ -193,4 +196,103 @@ func TestMachineLifecycle(t *testing.T) {
 		t.Fatalf("Stop left the orphaned machine running (init %d, observed %s)", st.InitPID, st.Observed())
 	}
 	noLoopDevice("Stop of an orphan")
+	noCgroupsLeft(t, c, "Stop of an orphan")
+}
+
+// checkKubeletReady checks what a real kubelet and container runtime need of a machine: a root
+// that is its mount namespace's own (pivot_root) and shared, a cgroup tree of its own, and the
+// kernel settings the kubelet insists on presented without touching the host's.
+func checkKubeletReady(t *testing.T, c Config, in func(args ...string) string) {
+	t.Helper()
+	if got := in("findmnt", "-no", "PROPAGATION", "/"); got != "shared" {
+		t.Errorf("the machine's / is %s, want shared (mount propagation into pods)", got)
+	}
+	// A command in the machine joins its root cgroups, the roots of its cgroup namespace.
+	for _, line := range strings.Split(in("cat", "/proc/self/cgroup"), "\n") {
+		if !strings.HasSuffix(line, ":/") {
+			t.Errorf("/proc/self/cgroup in the machine: %q, want the machine's own root (0::/ style)", line)
+		}
+	}
+	if got := in("cat", "/proc/1/cgroup"); !strings.Contains(got, "0::/init.scope") || !strings.Contains(got, "name=systemd:/init.scope") {
+		t.Errorf("systemd's cgroups in the machine:\n%s\nwant /init.scope of its own tree", got)
+	}
+	st, err := ReadStatus(c.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostView, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", st.InitPID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	initHs, err := parseProcCgroup(string(hostView))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The supervisor, and so the boot, started in this test's cgroups.
+	ownHs, err := ownHierarchies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range initHs {
+		if want := machineCgroupPath(ownHs[i], c.Name, c.Dir); h.Path != want && !strings.HasPrefix(h.Path, want+"/") {
+			t.Errorf("the machine's systemd is in %s:%s on the host, want below %s", strings.Join(h.Controllers, ","), h.Path, want)
+		}
+	}
+
+	for _, unit := range maskedUnits {
+		// is-enabled exits 1 for a masked unit.
+		if got, _ := Output(context.Background(), c.Dir, "systemctl", "is-enabled", unit); strings.TrimSpace(got) != "masked" {
+			t.Errorf("%s in the machine is %q, want masked", unit, got)
+		}
+	}
+	// logind read the kubelet's drop-in when it started: graceful node shutdown has its delay
+	// from the first boot on.
+	if got := in("busctl", "get-property", "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "InhibitDelayMaxUSec"); got != "t 15000000" {
+		t.Errorf("logind's InhibitDelayMaxUSec = %q, want t 15000000 (the kubelet's drop-in)", got)
+	}
+
+	for _, s := range kubeletKernelSettings {
+		if got := in("cat", "/proc/sys/"+s.Key); got != s.Value {
+			t.Errorf("/proc/sys/%s in the machine = %q, want %s", s.Key, got, s.Value)
+		}
+	}
+	const overcommit = "/proc/sys/vm/overcommit_memory"
+	host, err := os.ReadFile(overcommit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := "1"
+	if strings.TrimSpace(string(host)) == "1" {
+		other = "2"
+	}
+	t.Cleanup(func() {
+		if now, _ := os.ReadFile(overcommit); string(now) != string(host) {
+			_ = os.WriteFile(overcommit, host, 0o644)
+		}
+	})
+	// procps' sysctl reports the refused write on stderr but exits 0 whatever happened.
+	_, _ = Output(context.Background(), c.Dir, "sysctl", "-w", "vm.overcommit_memory="+other)
+	if now, _ := os.ReadFile(overcommit); string(now) != string(host) {
+		t.Errorf("the machine changed the host's vm.overcommit_memory from %q to %q", host, now)
+	}
+}
+
+// noCgroupsLeft checks that the machine's cgroups are gone from every hierarchy of the host.
+func noCgroupsLeft(t *testing.T, c Config, after string) {
+	t.Helper()
+	hs, err := ownHierarchies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hs {
+		root, unmount, err := openHierarchy(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := machineCgroupPath(h, c.Name, c.Dir)
+		if _, err := os.Stat(filepath.Join(root, rel)); !os.IsNotExist(err) {
+			t.Errorf("after %s, the machine's cgroup %s:%s is still there (%v)", after, strings.Join(h.Controllers, ","), rel, err)
+		}
+		unmount()
+	}
 }

@@ -15,7 +15,10 @@ import (
 type State string
 
 const (
-	Booting   State = "booting"
+	// Booting: the boot stage runs (InitPID is known); nothing may enter the machine yet, its
+	// root is not yet its mount namespace's.
+	Booting State = "booting"
+	// Running: the boot stage presented the boot and became systemd.
 	Running   State = "running"
 	Rebooting State = "rebooting"
 	Off       State = "off"
@@ -67,7 +70,7 @@ func Supervise(ctx context.Context, c Config) error {
 	if old, err := ReadStatus(c.Dir); err == nil {
 		st.Boots = old.Boots
 		// A previous supervisor killed outright may have left its machine running on this disk.
-		if err := killOrphan(old); err != nil {
+		if err := killOrphan(old, c); err != nil {
 			return err
 		}
 	}
@@ -115,8 +118,7 @@ func (c Config) bootOnce(ctx context.Context, st *Status) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("booting %s: %w", c.Name, err)
 	}
-	st.State, st.InitPID, st.Since = Running, cmd.Process.Pid, time.Now()
-	st.Image, st.Cmdline = "", ""
+	st.InitPID, st.Image, st.Cmdline = cmd.Process.Pid, "", ""
 	if err := c.writeStatus(*st); err != nil {
 		_ = cmd.Process.Kill()
 	}
@@ -135,6 +137,7 @@ wait:
 	for {
 		select {
 		case b := <-presented:
+			st.State, st.Since = Running, time.Now()
 			st.Image, st.Cmdline = b.Image, b.Cmdline
 			_ = c.writeStatus(*st)
 		case werr = <-done:
@@ -150,6 +153,10 @@ wait:
 			}
 			break wait
 		}
+	}
+	// Every process of the machine ended with its PID 1; its cgroups remain until removed.
+	if err := c.removeCgroups(); err != nil {
+		fmt.Fprintf(console, "=== removing the cgroups of %s: %v ===\n", c.Name, err)
 	}
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	switch {
