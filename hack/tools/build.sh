@@ -9,8 +9,33 @@ cd "$here"
 ign_version=$(go list -m -f '{{.Version}}' github.com/coreos/ignition/v2)
 ign_ldflags="-X github.com/coreos/ignition/v2/internal/version.Raw=${ign_version} -X github.com/coreos/ignition/v2/internal/distro.selinuxRelabel=false"
 
-CGO_ENABLED=0 go build -trimpath -o "$out/kube-apiserver" ./kube-apiserver
+# Kubernetes binaries built from the module proxy report v0.0.0-master (a Node's kubeletVersion,
+# the API server's /version) unless told their version, as Kubernetes' own build does
+# (hack/lib/version.sh): gitVersion, and gitMajor/gitMinor from it, the minor marked "+" when the
+# version has anything after vX.Y.Z.
+k8s_version=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
+k8s_release=${k8s_version#v}
+k8s_release=${k8s_release%%[-+]*}
+IFS=. read -r k8s_major k8s_minor k8s_patch <<<"$k8s_release"
+if ! [[ "$k8s_major" =~ ^[0-9]+$ && "$k8s_minor" =~ ^[0-9]+$ && "$k8s_patch" =~ ^[0-9]+$ ]]; then
+  echo "build.sh: k8s.io/kubernetes version $k8s_version is not vMAJOR.MINOR.PATCH[-...]" >&2
+  exit 1
+fi
+[ "v$k8s_release" = "$k8s_version" ] || k8s_minor+="+"
+k8s_ldflags=""
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  k8s_ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=$k8s_major -X $pkg.gitMinor=$k8s_minor"
+done
+k8s_build() { CGO_ENABLED=0 go build -trimpath -ldflags "$k8s_ldflags" -o "$out/$1" "$2"; }
+
+k8s_build kube-apiserver ./kube-apiserver
+k8s_build kubectl k8s.io/kubernetes/cmd/kubectl
+k8s_build kubelet k8s.io/kubernetes/cmd/kubelet
+k8s_build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+k8s_build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
 CGO_ENABLED=0 go build -trimpath -o "$out/etcd" ./etcd
-CGO_ENABLED=0 go build -trimpath -o "$out/kubectl" k8s.io/kubernetes/cmd/kubectl
+# The pod sandbox's process (internal/image.WritePause makes it the pause image): static, so the
+# image needs nothing else.
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/pause" ./pause
 CGO_ENABLED=1 go build -trimpath -ldflags "$ign_ldflags" -o "$out/ignition" github.com/coreos/ignition/v2/internal
 CGO_ENABLED=1 go build -trimpath -ldflags "$ign_ldflags" -o "$out/ignition-validate" github.com/coreos/ignition/v2/validate

@@ -12,9 +12,15 @@ command -v dbus-daemon >/dev/null || need+=(dbus)
 command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
 command -v nsenter >/dev/null || need+=(util-linux)
 command -v mount >/dev/null || need+=(mount)
+# Their kubelets run pods with containerd, runc and the CNI plugins (bridge, host-local,
+# loopback); the kubelet and the bridge plugin write iptables rules. Asked of dpkg, not PATH:
+# iptables and the plugins are not on a non-root user's PATH.
+for pkg in containerd runc containernetworking-plugins iptables; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need+=("$pkg")
+done
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "installing ${need[*]} (dev and e2e machines boot this host's OS with systemd)"
+    echo "installing ${need[*]} (dev and e2e machines boot this host's OS with systemd and run pods with containerd)"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
   else
     echo "dev machines need: apt-get install ${need[*]}" >&2
@@ -24,7 +30,7 @@ fi
 out="$here/../../bin/tools"
 pins=$(cd "$here" && { cat go.mod go.sum build.sh ./*/main.go; go version; } | sha256sum | cut -d' ' -f1)
 missing=0
-for bin in kube-apiserver etcd kubectl ignition ignition-validate; do
+for bin in kube-apiserver kubectl kubelet kube-controller-manager kube-scheduler etcd pause ignition ignition-validate; do
   [ -x "$out/$bin" ] || missing=1
 done
 if [ "$missing" = 0 ] && [ "$(cat "$out/.pins" 2>/dev/null)" = "$pins" ]; then
@@ -40,6 +46,6 @@ if ! [ -f /usr/include/blkid/blkid.h ]; then
     exit 1
   fi
 fi
-echo "building tools into bin/tools (kube-apiserver, etcd, kubectl, ignition): a few minutes on a cold cache"
+echo "building tools into bin/tools (kube-apiserver, kubectl, kubelet, kube-controller-manager, kube-scheduler, etcd, pause, ignition): about 10 minutes on a cold cache"
 "$here/build.sh" "$out"
 echo "$pins" > "$out/.pins"

@@ -22,6 +22,12 @@ func WriteArchive(file string, img v1.Image, version string) error {
 	if err != nil {
 		return err
 	}
+	return writeArchiveFile(file, img, tags)
+}
+
+// writeArchiveFile writes the archive next to file and renames it into place, so a failed write
+// never leaves a truncated archive under file's name.
+func writeArchiveFile(file string, img v1.Image, tags []name.Tag) error {
 	tmp := file + ".part"
 	f, err := os.Create(tmp)
 	if err != nil {

@@ -3,7 +3,8 @@
 // chroot, CA certificates), from .deb packages pinned in a lock file, plus mco and mco-node,
 // written as a docker-archive tarball that `ctr images import`, `docker load` and `podman load`
 // read. It is the registry-less twin of the repository's Containerfile; `make image` runs it
-// (hack/image).
+// (hack/image). It also writes the pod sandbox image dev machines' containerd imports
+// (WritePause: the pause program `make tools` builds, tagged PauseRef).
 //
 // Reproducible: the same lock, binaries and epoch give the same image digest (every file owned
 // by root, stamped with the epoch, in sorted order; the config's creation time is the epoch).
