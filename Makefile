@@ -16,7 +16,7 @@ all: build
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-build: ## build bin/mco, and bin/mco-node (the node build: agent, first boot, kubelet stand-in)
+build: ## build bin/mco, and bin/mco-node (the node build: agent, first boot, dev platform facts)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mco ./cmd/mco
 	CGO_ENABLED=0 $(GO) build -trimpath -tags nodeagent -ldflags '$(LDFLAGS)' -o bin/mco-node ./cmd/mco
 	ln -sf mco bin/kubectl-mco

@@ -42,7 +42,7 @@ step "the cluster before any change"
 $mco status
 $mco dev status --dir "$dir" | sed -n '/^MACHINE/,/^$/p'
 echo "--- inside worker-0: PID 1, the node units, the kernel command line"
-$mco dev exec --dir "$dir" worker-0 -- sh -c 'echo "PID 1: $(cat /proc/1/comm)"; systemctl is-active mco-daemon.service mco-kubelet-standin.service | paste -sd" "; cat /proc/cmdline' 
+$mco dev exec --dir "$dir" worker-0 -- sh -c 'echo "PID 1: $(cat /proc/1/comm)"; systemctl is-active containerd.service kubelet.service mco-daemon.service | paste -sd" "; cat /proc/cmdline' 
 
 step "apply examples/: a chrony file, a systemd unit, an SSH key for core, a kernel argument (needs a reboot)"
 $kubectl apply -f examples/

@@ -41,8 +41,8 @@ func newDevCommand() *cobra.Command {
 mco server, then boot --nodes machines. Each is a real systemd Linux machine (systemd as PID 1
 of its own namespaces, root an overlay of an OS image on its own disk, DIR/machines/<name>):
 before its first boot the real Ignition client follows its pool's <pool>-user-data-managed
-pointer config; then its own units run the first-boot service, a kubelet stand-in that
-registers the Node, and mco daemon. Reboots are real: systemd stops everything and the
+pointer config; then its own units run the first-boot service, containerd and a real kubelet that
+joins with the served bootstrap kubeconfig, and mco daemon. Reboots are real: systemd stops everything and the
 supervisor boots the machine again with the kernel arguments and OS image the machine staged.
 Needs root (namespaces, loop mounts).`,
 		Args: cobra.NoArgs,
@@ -119,6 +119,6 @@ Needs root (namespaces, loop mounts).`,
 			return w.Flush()
 		},
 	}
-	dev.AddCommand(up, join, down, status, newDevExecCommand(&dir), newDevPowerLossCommand(&dir), newDevImageCommand(&dir), newDevMachineCommand(), newKubeletStandinCommand())
+	dev.AddCommand(up, join, down, status, newDevExecCommand(&dir), newDevPowerLossCommand(&dir), newDevImageCommand(&dir), newDevMachineCommand(), newPlatformFactsCommand())
 	return dev
 }

@@ -109,11 +109,11 @@ func newDevImageCommand(dir *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			node, err := devcluster.NodeBinary(exe)
+			st, err := devcluster.LoadState(*dir)
 			if err != nil {
 				return err
 			}
-			if err := machine.BuildImage(devcluster.ImagesDir(*dir), args[0], node, nil); err != nil {
+			if err := devcluster.BuildNodeImage(*dir, args[0], exe, st.ToolsDir); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "image %s is in %s\n", args[0], devcluster.ImagesDir(*dir))

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mco-dev/mco/internal/devnet"
 	"github.com/mco-dev/mco/internal/machine"
 	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/scheme"
@@ -64,11 +65,15 @@ func Up(ctx context.Context, opts Options) error {
 	if err := certs.create(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
 	}
-	nodeToken := randomToken()
-	if err := writeTokenFile(certs.path(tokenFile), nodeToken); err != nil {
+	agentToken := randomToken()
+	if err := writeTokenFile(certs.path(tokenFile), agentToken); err != nil {
 		return err
 	}
-	st := &State{Processes: map[string]Process{}}
+	toolsDir, err := filepath.Abs(opts.ToolsDir)
+	if err != nil {
+		return err
+	}
+	st := &State{Processes: map[string]Process{}, ToolsDir: toolsDir}
 	logf(opts.Log, "starting etcd and kube-apiserver")
 	apiURL, err := st.startControlPlane(ctx, dir, opts.ToolsDir, certs)
 	if err != nil {
@@ -82,11 +87,22 @@ func Up(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	logf(opts.Log, "starting kube-controller-manager and kube-scheduler")
+	if err := st.startControllers(dir, opts.ToolsDir, kubeconfig, certs); err != nil {
+		return err
+	}
 	logf(opts.Log, "installing CRDs, pools and MachineConfiguration cluster")
-	if err := install(ctx, c, certs, nodeToken, opts.CustomPools); err != nil {
+	if err := install(ctx, c, certs, opts.CustomPools); err != nil {
 		return err
 	}
 	if err := st.startMCO(dir, opts.MCO, kubeconfig, apiURL, certs); err != nil {
+		return err
+	}
+	if err := writeAgentKubeconfig(certs.path(agentKubeconfigFile), apiURL, certs, agentToken); err != nil {
+		return err
+	}
+	logf(opts.Log, "waiting for kube-controller-manager to issue the node bootstrap token")
+	if err := waitBootstrapToken(ctx, c); err != nil {
 		return err
 	}
 	for i := range opts.Nodes {
@@ -183,12 +199,15 @@ func Down(dir string) error {
 	for name := range st.Processes {
 		order = append(order, name)
 	}
-	rank := map[string]int{ControllerProcess: 1, ServerProcess: 1, APIServerProcess: 2, EtcdProcess: 3}
+	rank := map[string]int{ControllerProcess: 1, ServerProcess: 1, ControllerManagerProcess: 2, SchedulerProcess: 2, APIServerProcess: 3, EtcdProcess: 4}
 	slices.SortFunc(order, func(a, b string) int { return rank[a] - rank[b] })
 	for _, name := range order {
 		if err := stop(st.Processes[name], 10*time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
+	}
+	if err := devnet.Teardown(devnet.Default()); err != nil {
+		errs = append(errs, fmt.Errorf("dev network: %w", err))
 	}
 	return errors.Join(errs...)
 }
@@ -219,14 +238,17 @@ func (s *State) anyAlive() bool {
 	return false
 }
 
-// waitNodesDone waits until the machines have registered their Nodes, Ready (the kubelet
-// stand-in posts it after registering) and Done on their desired config, failing early when a
+// waitNodesDone waits until the machines' kubelets have registered their Nodes (which it gives
+// their role labels), Ready and Done on their desired config, failing early when a
 // machine or process stopped.
 func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, machines []string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var nodes corev1.NodeList
 		if err := c.List(ctx, &nodes, client.HasLabels{MachineLabel}); err != nil {
+			return err
+		}
+		if err := labelRoles(ctx, c, nodes.Items, machines); err != nil {
 			return err
 		}
 		pending := pendingNodes(nodes.Items, machines)
@@ -249,7 +271,7 @@ func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, 
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("nodes not Ready and Done after %s: %v (inside a machine: mco dev exec NAME -- journalctl -u mco-daemon -u mco-firstboot -u mco-kubelet-standin)", timeout, pending)
+			return fmt.Errorf("nodes not Ready and Done after %s: %v (inside a machine: mco dev exec NAME -- journalctl -u mco-daemon -u mco-firstboot -u kubelet -u containerd)", timeout, pending)
 		}
 		select {
 		case <-ctx.Done():

@@ -14,6 +14,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/mco-dev/mco/internal/devnet"
 )
 
 const tokenFile = "tokens.csv"
@@ -37,19 +39,30 @@ func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, cer
 	); err != nil {
 		return "", err
 	}
-	apiURL := "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	// The API server listens on this host's address for its machines: kubelets and pods (through
+	// the kubernetes Service) reach it there. Nothing of the cluster is on another address.
+	layout := devnet.Default()
+	if err := devnet.Setup(layout, apiPort); err != nil {
+		return "", err
+	}
+	host := layout.HostAddr().String()
+	apiURL := "https://" + net.JoinHostPort(host, strconv.Itoa(apiPort))
 	if err := s.start(dir, APIServerProcess, filepath.Join(toolsDir, "kube-apiserver"),
 		"--etcd-servers", etcdURL,
-		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(apiPort),
+		"--bind-address", host, "--advertise-address", host, "--secure-port", strconv.Itoa(apiPort),
 		"--tls-cert-file", certs.path("apiserver.crt"), "--tls-private-key-file", certs.path("apiserver.key"),
 		"--client-ca-file", certs.path("ca.crt"),
 		"--token-auth-file", certs.path(tokenFile),
-		"--authorization-mode", "RBAC",
+		// Kubelets act as system:node:<name>, limited to their own Node and its pods.
+		"--authorization-mode", "Node,RBAC",
+		"--enable-admission-plugins", "NodeRestriction",
 		"--service-account-issuer", apiURL,
 		"--service-account-key-file", certs.path("sa.pub"),
 		"--service-account-signing-key-file", certs.path("sa.key"),
-		"--service-cluster-ip-range", "10.0.0.0/24",
-		"--disable-admission-plugins", "ServiceAccount",
+		"--service-cluster-ip-range", layout.Services.String(),
+		"--kubelet-preferred-address-types", "InternalIP",
+		"--kubelet-client-certificate", certs.path(kubeletClientCert+".crt"),
+		"--kubelet-client-key", certs.path(kubeletClientCert+".key"),
 		"--allow-privileged=true",
 	); err != nil {
 		return "", err
@@ -59,6 +72,28 @@ func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, cer
 		return "", err
 	}
 	return apiURL, waitReady(ctx, apiURL, certs, s.Processes[APIServerProcess])
+}
+
+// startControllers starts kube-controller-manager (Deployments, DaemonSets, disruption budgets,
+// node lifecycle, garbage collection, service account tokens, CSR signing and approval) and
+// kube-scheduler, neither serving anything (secure port 0), both with the admin kubeconfig.
+func (s *State) startControllers(dir, toolsDir, kubeconfig string, certs pki) error {
+	if err := s.start(dir, ControllerManagerProcess, filepath.Join(toolsDir, "kube-controller-manager"),
+		"--kubeconfig", kubeconfig, "--leader-elect=false", "--secure-port=0",
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file", certs.path("sa.key"),
+		"--root-ca-file", certs.path("ca.crt"),
+		// Kubelets' client certificates: the CSR signer signs with the cluster CA, the approver
+		// approves a node's first one for whoever may create nodeclient requests (the
+		// bootstrap credential) and renewals for the node itself.
+		"--cluster-signing-cert-file", certs.path("ca.crt"),
+		"--cluster-signing-key-file", certs.path("ca.key"),
+		"--controllers", "*,bootstrapsigner,tokencleaner",
+	); err != nil {
+		return err
+	}
+	return s.start(dir, SchedulerProcess, filepath.Join(toolsDir, "kube-scheduler"),
+		"--kubeconfig", kubeconfig, "--leader-elect=false", "--secure-port=0")
 }
 
 // waitReady polls /readyz with the admin certificate until the API server answers ok.

@@ -18,6 +18,9 @@ const (
 	ServerProcess     = "server"
 	APIServerProcess  = "kube-apiserver"
 	EtcdProcess       = "etcd"
+	// The Kubernetes controllers a real cluster runs beside the API server.
+	ControllerManagerProcess = "kube-controller-manager"
+	SchedulerProcess         = "kube-scheduler"
 )
 
 // Kill sends sig to the dev cluster's process name (controller, server, kube-apiserver, etcd)

@@ -1,11 +1,14 @@
 package devcluster
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"time"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -15,9 +18,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/config/crd"
+	manifests "github.com/mco-dev/mco/config/default"
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/server"
@@ -30,22 +35,76 @@ const (
 	ServerCAConfigMap   = "machine-config-server-ca"
 )
 
-// The dev machines' credential: a static token of the API server (--token-auth-file).
-const (
-	nodeUser  = "system:mco-dev:node"
-	nodeGroup = "system:mco-dev:nodes"
-)
+// The agent's credential while it runs as a node unit: a static token of the API server
+// (--token-auth-file) for a user bound exactly where config/default binds the agent's
+// ServiceAccount, so it has the agent's rights and nothing more.
+const agentUser = "system:mco-dev:agent"
 
-// writeTokenFile writes the API server's static token file with the machines' token.
+// writeTokenFile writes the API server's static token file with the agents' token.
 func writeTokenFile(path, token string) error {
-	return os.WriteFile(path, []byte(token+","+nodeUser+",mco-dev-node,\""+nodeGroup+"\"\n"), 0o600)
+	return os.WriteFile(path, []byte(token+","+agentUser+",mco-dev-agent\n"), 0o600)
+}
+
+// bootstrapServiceAccount is whose token the server hands new machines in their kubeconfig (as
+// OpenShift's node-bootstrapper): it may only ask for a node client certificate, which
+// kube-controller-manager approves and signs; the kubelet then acts as system:node:<name>.
+const bootstrapServiceAccount = "node-bootstrapper"
+
+func bootstrapObjects() []client.Object {
+	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ServerNamespace, Name: bootstrapServiceAccount}
+	bind := func(name, role string, subject rbacv1.Subject) client.Object {
+		return &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{subject},
+		}
+	}
+	return []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ServerNamespace, Name: bootstrapServiceAccount}},
+		// kube-controller-manager's token controller fills it (token, ca.crt).
+		&corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ServerNamespace, Name: server.DefaultBootstrapTokenSecret,
+				Annotations: map[string]string{corev1.ServiceAccountNameKey: bootstrapServiceAccount}},
+			Type: corev1.SecretTypeServiceAccountToken,
+		},
+		bind("mco-dev-node-bootstrapper", "system:node-bootstrapper", sa),
+		bind("mco-dev-node-client-approval", "system:certificates.k8s.io:certificatesigningrequests:nodeclient", sa),
+		bind("mco-dev-node-client-renewal", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+			rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:nodes"}),
+	}
+}
+
+// agentRBAC is config/default's daemon-rbac.yaml with the agents' static user added to every
+// binding.
+func agentRBAC() ([]client.Object, error) {
+	var out []client.Object
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests.DaemonRBAC), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("config/default/daemon-rbac.yaml: %w", err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if strings.HasSuffix(u.GetKind(), "RoleBinding") {
+			subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
+			subjects = append(subjects, map[string]any{"apiGroup": rbacv1.GroupName, "kind": rbacv1.UserKind, "name": agentUser})
+			if err := unstructured.SetNestedSlice(u.Object, subjects, "subjects"); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, u)
+	}
 }
 
 // install creates the CRDs, namespaces, built-in pools (plus custom ones inheriting worker),
 // MachineConfiguration cluster and the server's CA bundle. The pools' server tokens are not
 // made here: mco controller creates them, as on a real install, and the user-data controller
 // writes a pool's pointer config only once its token exists.
-func install(ctx context.Context, c client.Client, certs pki, nodeToken string, customPools []string) error {
+func install(ctx context.Context, c client.Client, certs pki, customPools []string) error {
 	crds, err := crd.Installed()
 	if err != nil {
 		return err
@@ -77,18 +136,13 @@ func install(ctx context.Context, c client.Client, certs pki, nodeToken string, 
 		},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ServerNamespace, Name: ServerCAConfigMap}, Data: map[string]string{"ca-bundle.crt": string(caPEM)}},
 		machineConfiguration(),
-		// Dev machines' stand-in kubelet and agent share one credential, the token the server
-		// puts into served kubeconfigs; it may do anything (a dev cluster has no node authorizer).
-		&corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ServerNamespace, Name: server.DefaultBootstrapTokenSecret},
-			Data:       map[string][]byte{corev1.ServiceAccountTokenKey: []byte(nodeToken), corev1.ServiceAccountRootCAKey: caPEM},
-		},
-		&rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "mco-dev-nodes"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: nodeGroup}},
-		},
 	}
+	objects = append(objects, bootstrapObjects()...)
+	rbac, err := agentRBAC()
+	if err != nil {
+		return err
+	}
+	objects = append(objects, rbac...)
 	for _, name := range pools.Names {
 		pool, err := pools.Builtin(name)
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mco-dev/mco/internal/devnet"
+	"github.com/mco-dev/mco/internal/image"
 	"github.com/mco-dev/mco/internal/machine"
 	"github.com/mco-dev/mco/internal/machine/metadata"
 	"github.com/mco-dev/mco/internal/protocol"
@@ -21,14 +23,39 @@ const MachineLabel = "mco.dev/machine"
 // BootImage is the OS image every dev machine first boots: the host's OS plus the mco binary.
 const BootImage = "mco-dev.local/os:1"
 
-// NodeBinary is the node build of mco beside mco (bin/mco-node: agent, first boot, kubelet
-// stand-in), which the dev OS image carries.
+// NodeBinary is the node build of mco beside mco (bin/mco-node: agent, first boot, dev
+// platform facts), which the dev OS image carries.
 func NodeBinary(mco string) (string, error) {
 	node := filepath.Join(filepath.Dir(mco), "mco-node")
 	if _, err := os.Stat(node); err != nil {
 		return "", fmt.Errorf("the node build of mco is missing (%w): run `make build`", err)
 	}
 	return node, nil
+}
+
+// BuildNodeImage adds the dev OS image ref to the cluster in dir: the host's OS plus the node
+// build of mco beside mco, the kubelet from toolsDir and the pod sandbox image, preloaded.
+func BuildNodeImage(dir, ref, mco, toolsDir string) error {
+	node, err := NodeBinary(mco)
+	if err != nil {
+		return err
+	}
+	kubelet := filepath.Join(toolsDir, "kubelet")
+	if _, err := os.Stat(kubelet); err != nil {
+		return fmt.Errorf("the kubelet is missing (%w): run `make tools`", err)
+	}
+	pause := filepath.Join(ImagesDir(dir), "pause.tar")
+	if _, err := os.Stat(pause); err != nil {
+		if err := os.MkdirAll(ImagesDir(dir), 0o755); err != nil {
+			return err
+		}
+		if err := image.WritePause(filepath.Join(toolsDir, "pause"), pause, image.PauseRef); err != nil {
+			return fmt.Errorf("the pod sandbox image (is %s/pause built? run `make tools`): %w", toolsDir, err)
+		}
+	}
+	return machine.BuildImageWith(ImagesDir(dir), ref, machine.Content{HostFiles: map[string]string{
+		machine.MCOPath: node, KubeletPath: kubelet, NodeImagesDir + "/pause.tar": pause,
+	}})
 }
 
 // MachineDir is the directory of the dev machine name.
@@ -45,22 +72,32 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 	if _, err := os.Stat(mdir); err == nil {
 		return fmt.Errorf("machine %s already exists at %s", name, mdir)
 	}
-	node, err := NodeBinary(mco)
-	if err != nil {
-		return err
-	}
-	if err := machine.BuildImage(ImagesDir(dir), BootImage, node, nil); err != nil {
+	if err := BuildNodeImage(dir, BootImage, mco, toolsDir); err != nil {
 		return fmt.Errorf("building the dev OS image: %w", err)
 	}
 	pointer, err := waitPointer(ctx, c, pool)
 	if err != nil {
 		return err
 	}
+	agentKubeconfig, err := os.ReadFile(filepath.Join(dir, "pki", agentKubeconfigFile))
+	if err != nil {
+		return err
+	}
+	// Addresses by the machine's place in the cluster: stable over its reboots.
+	layout, index := devnet.Default(), len(s.Machines)
+	if index >= layout.MaxMachines() {
+		return fmt.Errorf("the dev network has addresses for %d machines", layout.MaxMachines())
+	}
+	if err := devnet.AddNode(layout, index); err != nil {
+		return err
+	}
 	cfg := machine.Config{
 		Name: name, Dir: mdir, ImagesDir: ImagesDir(dir), Image: BootImage,
 		Ignition: filepath.Join(toolsDir, "ignition"), MCO: mco,
-		Hide:     []string{dir},
-		Metadata: metadata.Metadata{Name: name, Labels: nodeLabels(name, pool)},
+		Hide: []string{dir},
+		Metadata: metadata.Metadata{Name: name, Labels: kubeletLabels(),
+			NodeIP: layout.NodeAddr(index).String(), PodCIDR: layout.PodCIDR(index).String(), PodBridge: layout.PodBridge(index),
+			AgentKubeconfig: string(agentKubeconfig)},
 	}
 	if err := cfg.Save(); err != nil {
 		return err
@@ -77,20 +114,9 @@ const machineProcessPrefix = "machine-"
 
 func machineProcess(name string) string { return machineProcessPrefix + name }
 
-// nodeLabels are what a kubelet would register the machine with: the master role on masters,
-// the worker role on every other machine. A machine booting into a custom pool is registered
-// as a worker too, as on OpenShift; the node controller gives it the custom pool's labels from
-// the config it first booted into (firstPivotConfig), which is the path this exercises.
-func nodeLabels(name, pool string) map[string]string {
-	role := protocol.WorkerRoleLabel
-	if pool == protocol.MasterPool {
-		role = protocol.MasterRoleLabel
-	}
-	return map[string]string{
-		"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-		role: "", MachineLabel: "",
-	}
-}
+// kubeletLabels are the labels a machine's kubelet registers its Node with: the ones a kubelet
+// may set on its own Node (the role label is the installer's, see labelRoles).
+func kubeletLabels() map[string]string { return map[string]string{MachineLabel: ""} }
 
 // waitPointer returns the pool's managed pointer config once the user-data controller wrote it.
 func waitPointer(ctx context.Context, c client.Client, pool string) ([]byte, error) {

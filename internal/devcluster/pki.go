@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/mco-dev/mco/internal/devnet"
 )
 
 // pki is the dev cluster's certificates: one CA signs the API server's and the Machine Config
@@ -22,12 +24,16 @@ type pki struct {
 	dir string
 }
 
+// kubeletClientCert is the API server's client certificate for kubelets.
+const kubeletClientCert = "apiserver-kubelet-client"
+
 func (p pki) path(name string) string { return filepath.Join(p.dir, name) }
 
 // create writes every certificate and key; existing ones are kept, so a restarted cluster keeps
 // trusting the kubeconfig and pointer configs it handed out.
 func (p pki) create() error {
-	if _, err := os.Stat(p.path("ca.crt")); err == nil {
+	// The newest file tells a complete set: an older dev cluster's directory gets a new one.
+	if _, err := os.Stat(p.path(kubeletClientCert + ".crt")); err == nil {
 		return nil
 	}
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
@@ -45,11 +51,24 @@ func (p pki) create() error {
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
+	// The API server is reached at the host's address for its machines, and by pods at the
+	// kubernetes Service, by its address or its names.
+	layout := devnet.Default()
+	apiserver := *serving
+	apiserver.Subject.CommonName = "kube-apiserver"
+	apiserver.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IP(layout.HostAddr().AsSlice()), net.IP(layout.KubernetesService().AsSlice())}
+	apiserver.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
+	// The API server's client certificate for kubelets (logs, exec): kubelets authorize it by
+	// asking the API server, which knows system:masters.
+	kubeletClient := &x509.Certificate{
+		Subject:  pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
 	admin := &x509.Certificate{
 		Subject:  pkix.Name{CommonName: "mco-dev-admin", Organization: []string{"system:masters"}},
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
-	for name, tmpl := range map[string]*x509.Certificate{"apiserver": serving, "mcs": serving, "admin": admin} {
+	for name, tmpl := range map[string]*x509.Certificate{"apiserver": &apiserver, "mcs": serving, "admin": admin, kubeletClientCert: kubeletClient} {
 		if err := issue(p.path(name), tmpl, caCert, caKey); err != nil {
 			return err
 		}

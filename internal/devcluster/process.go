@@ -14,9 +14,11 @@ import (
 
 // State is what DIR/state.json records: every process started, and the cluster's addresses.
 type State struct {
-	APIServerURL string             `json:"apiServerURL"`
-	ServerURL    string             `json:"serverURL"`
-	Processes    map[string]Process `json:"processes"`
+	APIServerURL string `json:"apiServerURL"`
+	ServerURL    string `json:"serverURL"`
+	// ToolsDir holds the kubelet and pause binaries new OS images carry.
+	ToolsDir  string             `json:"toolsDir"`
+	Processes map[string]Process `json:"processes"`
 	// Machines are the dev machines, in the order they were created.
 	Machines []string `json:"machines,omitempty"`
 }

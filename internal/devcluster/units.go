@@ -8,21 +8,62 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/mco-dev/mco/internal/image"
+	"github.com/mco-dev/mco/internal/kubeletconfig"
 	"github.com/mco-dev/mco/internal/machine"
+	"github.com/mco-dev/mco/internal/machine/metadata"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // Units every dev machine gets from its pool's base MachineConfig, the way OpenShift's
-// templates lay down machine-config-daemon-firstboot.service and the kubelet: the first-boot
-// service (kernel arguments, OS image) runs before the kubelet stand-in, which registers the
-// Node; the agent runs against the machine's own root.
+// templates lay down machine-config-daemon-firstboot.service, the kubelet and the container
+// runtime's configuration: the platform facts (the machine's addresses, from its metadata) and
+// the preloaded images come first, the first-boot service (kernel arguments, OS image) runs
+// before the kubelet, which joins the cluster with the bootstrap kubeconfig the server served;
+// the agent runs against the machine's own root.
 const (
+	PlatformUnit  = "mco-dev-platform.service"
+	ImagesUnit    = "mco-dev-images.service"
 	FirstBootUnit = "mco-firstboot.service"
-	KubeletUnit   = "mco-kubelet-standin.service"
+	KubeletUnit   = "kubelet.service"
 	AgentUnit     = "mco-daemon.service"
 )
 
+// Where the node's images and binaries are; the dev OS image carries them.
+const (
+	KubeletPath   = "/usr/bin/kubelet"
+	NodeImagesDir = "/usr/lib/mco-dev/images"
+)
+
 var baseUnits = map[string]string{
+	PlatformUnit: `[Unit]
+Description=mco dev platform: the machine's addresses and credentials from its metadata (afterburn's part on a cloud)
+DefaultDependencies=no
+After=local-fs.target
+Before=containerd.service ` + KubeletUnit + ` ` + AgentUnit + `
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=` + machine.MCOPath + ` dev platform-facts
+
+[Install]
+WantedBy=multi-user.target
+`,
+	ImagesUnit: `[Unit]
+Description=Load the images the OS image carries into containerd (the pod sandbox's, as a node image preloads it)
+Requires=containerd.service
+After=containerd.service
+Before=` + KubeletUnit + `
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/sh -c 'for f in ` + NodeImagesDir + `/*.tar; do ctr -n k8s.io images import --snapshotter native "$f" || exit 1; done'
+
+[Install]
+WantedBy=multi-user.target
+`,
 	FirstBootUnit: `[Unit]
 Description=mco first boot: apply what Ignition cannot (kernel arguments, OS image), reboot once if needed
 ConditionPathExists=!/etc/machine-config-daemon/firstboot-done
@@ -37,11 +78,16 @@ ExecStart=` + machine.MCOPath + ` daemon firstboot
 WantedBy=multi-user.target
 `,
 	KubeletUnit: `[Unit]
-Description=Stand-in for the kubelet (dev machines only): registers the Node, Ready while the machine runs
-After=` + FirstBootUnit + `
+Description=Kubernetes kubelet
+Requires=containerd.service
+Wants=` + PlatformUnit + ` ` + ImagesUnit + `
+After=containerd.service ` + PlatformUnit + ` ` + ImagesUnit + ` ` + FirstBootUnit + `
 
 [Service]
-ExecStart=` + machine.MCOPath + ` dev kubelet-standin
+EnvironmentFile=` + metadata.KubeletEnvPath + `
+ExecStart=` + KubeletPath + ` --config=` + kubeletconfig.KubeletConfPath + ` --config-dir=` + metadata.KubeletDropInDir + ` \
+  --bootstrap-kubeconfig=/etc/kubernetes/kubeconfig --kubeconfig=/var/lib/kubelet/kubeconfig \
+  --node-ip=${NODE_IP} --node-labels=${NODE_LABELS}
 Restart=always
 RestartSec=2
 
@@ -50,10 +96,11 @@ WantedBy=multi-user.target
 `,
 	AgentUnit: `[Unit]
 Description=mco node agent
-After=` + FirstBootUnit + ` ` + KubeletUnit + `
+After=` + FirstBootUnit + ` ` + KubeletUnit + ` ` + PlatformUnit + `
+Wants=` + PlatformUnit + `
 
 [Service]
-ExecStart=` + machine.MCOPath + ` daemon --node %H --kubeconfig /etc/kubernetes/kubeconfig --metrics-bind-address 0
+ExecStart=` + machine.MCOPath + ` daemon --node %H --kubeconfig ` + metadata.AgentKubeconfigPath + ` --metrics-bind-address 0
 Restart=always
 RestartSec=2
 
@@ -62,9 +109,70 @@ WantedBy=multi-user.target
 `,
 }
 
+// kubeletConf is the pool's kubelet configuration, as OpenShift's templates write
+// /etc/kubernetes/kubelet.conf; a KubeletConfig is merged over it. The dev machines' host is
+// cgroup v1 or hybrid (failCgroupV1: false), its kernel settings are not the kubelet's to
+// tune (the machines present the values it checks), and each machine's address comes from the
+// platform's drop-in.
+const kubeletConf = `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: /etc/kubernetes/kubelet-ca.crt
+authorization:
+  mode: Webhook
+cgroupDriver: systemd
+failCgroupV1: false
+cgroupsPerQOS: true
+enforceNodeAllocatable: []
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+clusterDNS:
+- 10.96.0.10
+clusterDomain: cluster.local
+readOnlyPort: 0
+failSwapOn: false
+rotateCertificates: true
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1%
+  imagefs.available: 1%
+imageGCHighThresholdPercent: 100
+shutdownGracePeriod: 15s
+shutdownGracePeriodCriticalPods: 5s
+staticPodPath: /etc/kubernetes/manifests
+`
+
+// containerdConf is containerd's configuration (version 2 schema, containerd 1.6). The native
+// snapshotter because an overlayfs upper directory cannot live on the machine's overlay root;
+// restrict_oom_score_adj because the dev host gives no CAP_SYS_RESOURCE for negative scores;
+// the pods' network from the platform's CNI file.
+var containerdConf = `version = 2
+root = "/var/lib/containerd"
+state = "/run/containerd"
+[plugins]
+  [plugins."io.containerd.grpc.v1.cri"]
+    sandbox_image = "` + image.PauseRef + `"
+    restrict_oom_score_adj = true
+    [plugins."io.containerd.grpc.v1.cri".containerd]
+      snapshotter = "native"
+      default_runtime_name = "runc"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+          SystemdCgroup = true
+    [plugins."io.containerd.grpc.v1.cri".cni]
+      bin_dir = "/usr/lib/cni"
+      conf_dir = "` + metadata.CNIConfDir + `"
+`
+
 // baseConfig plays OpenShift's template controller: every role starts with one MachineConfig, so
 // a pool renders before an admin adds anything. It records what the node is, like
-// /etc/os-release records the OS, and lays down the machine's node units.
+// /etc/os-release records the OS, and lays down the machine's node units and the kubelet's and
+// container runtime's configuration.
 func baseConfig(role string) *mcfgv1.MachineConfig {
 	type unit struct {
 		Name     string `json:"name"`
@@ -77,13 +185,19 @@ func baseConfig(role string) *mcfgv1.MachineConfig {
 		Contents map[string]any `json:"contents"`
 	}
 	var units []unit
-	for _, name := range []string{FirstBootUnit, KubeletUnit, AgentUnit} {
+	for _, name := range []string{PlatformUnit, ImagesUnit, FirstBootUnit, KubeletUnit, AgentUnit} {
 		units = append(units, unit{Name: name, Enabled: true, Contents: baseUnits[name]})
+	}
+	inline := func(path, content string) file {
+		return file{Path: path, Mode: 0o644, Contents: map[string]any{"source": "data:," + url.PathEscape(content)}}
 	}
 	cfg := map[string]any{
 		"ignition": map[string]any{"version": "3.4.0"},
-		"storage": map[string]any{"files": []file{{Path: "/etc/mco-dev/role", Mode: 0o644,
-			Contents: map[string]any{"source": "data:," + url.PathEscape("MCO_DEV_CLUSTER=1\nMCO_ROLE="+role+"\n")}}}},
+		"storage": map[string]any{"files": []file{
+			inline("/etc/mco-dev/role", "MCO_DEV_CLUSTER=1\nMCO_ROLE="+role+"\n"),
+			inline(kubeletconfig.KubeletConfPath, kubeletConf),
+			inline("/etc/containerd/config.toml", containerdConf),
+		}},
 		"systemd": map[string]any{"units": units},
 	}
 	raw, _ := json.Marshal(cfg)

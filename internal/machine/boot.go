@@ -78,8 +78,14 @@ func Boot(ctx context.Context, c Config) error {
 	if err := unix.Mount("overlay", root, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("mounting the root overlay (%s): %w", opts, err)
 	}
-	if err := bindReadOnly(filepath.Join(image, imageMCOFile), filepath.Join(root, MCOPath)); err != nil {
-		return fmt.Errorf("the image's mco binary: %w", err)
+	bound, err := readBound(image)
+	if err != nil {
+		return fmt.Errorf("OS image %q: %w", choice.Image, err)
+	}
+	for path, name := range bound {
+		if err := bindReadOnly(filepath.Join(image, imageBoundDir, name), filepath.Join(root, path)); err != nil {
+			return fmt.Errorf("the image's %s: %w", path, err)
+		}
 	}
 	if err := c.mountAPIFileSystems(root); err != nil {
 		return err

@@ -1,10 +1,13 @@
 package machine
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,8 +17,8 @@ import (
 // ImageRefPath holds, inside a dev OS image, the image's own reference.
 const ImageRefPath = "/usr/lib/mco-dev/image"
 
-// MCOPath is where a dev OS image carries the mco binary (agent, first-boot service, kubelet
-// stand-in), as an OS image carries its OS's tools.
+// MCOPath is where a dev OS image carries the mco binary (agent, first-boot service, dev
+// platform facts), as an OS image carries its OS's tools.
 const MCOPath = "/usr/local/bin/mco"
 
 // Layout of an image directory: rootfs/ is the layer (small: accounts, markers, an empty
@@ -24,7 +27,9 @@ const MCOPath = "/usr/local/bin/mco"
 // layer, so each boot copies rootfs/ to a tmpfs and bind-mounts the binary over its placeholder.
 const (
 	imageLayerDir = "rootfs"
-	imageMCOFile  = "mco"
+	// imageBoundDir holds the files bound into the root at boot, imageBoundList where each goes.
+	imageBoundDir  = "bound"
+	imageBoundList = "bound.json"
 )
 
 // opaqueDirs are directories of the image layer that replace the host's instead of merging
@@ -42,6 +47,10 @@ var maskedUnits = []string{
 	// MachineConfig writes there would change the host's settings, its network's too (the
 	// machines share its network namespace).
 	"systemd-sysctl.service",
+	// They would register the host OS's binfmt.d in the one kernel's binfmt_misc, and unregister
+	// every entry, the host's too, when the machine powers off.
+	"systemd-binfmt.service",
+	"proc-sys-fs-binfmt_misc.automount",
 }
 
 // kubeletLogindDropIn is the drop-in with which the kubelet's graceful node shutdown raises
@@ -53,12 +62,26 @@ const (
 	kubeletLogindDropIn     = "# Kubelet logind override\n[Login]\nInhibitDelayMaxSec=15\n"
 )
 
-// BuildImage creates the dev OS image ref in imagesDir, unless it exists: the host's OS (the
-// lower layer every machine has) plus one layer with the mco binary, the core user (as on
-// CoreOS), the image's reference, its unit enablement (maskedUnits) and the kubelet's logind
-// drop-in. extra files (path → content) go into the layer too, so
-// tests can build images that differ.
+// Content is what a dev OS image carries besides the host's OS and what every image has.
+type Content struct {
+	// HostFiles are bound read-only into the root at each boot, path in the image → file on
+	// this host (copied into the image, hard-linked when it can be): binaries too big to copy
+	// into each boot's layer (mco, the kubelet) and preloaded container images.
+	HostFiles map[string]string
+	// Files are written into the layer: path → content.
+	Files map[string]string
+}
+
+// BuildImage creates the dev OS image ref in imagesDir carrying the mco binary and extra files
+// (path → content), so tests can build images that differ; see BuildImageWith.
 func BuildImage(imagesDir, ref, mco string, extra map[string]string) error {
+	return BuildImageWith(imagesDir, ref, Content{HostFiles: map[string]string{MCOPath: mco}, Files: extra})
+}
+
+// BuildImageWith creates the dev OS image ref in imagesDir, unless it exists: the host's OS (the
+// lower layer every machine has) plus one layer with the core user (as on CoreOS), the image's
+// reference, its unit enablement (maskedUnits), the kubelet's logind drop-in, and content.
+func BuildImageWith(imagesDir, ref string, content Content) error {
 	dir := filepath.Join(imagesDir, osimage.DevImageDirName(ref))
 	if _, err := os.Stat(dir); err == nil {
 		return nil
@@ -70,17 +93,29 @@ func BuildImage(imagesDir, ref, mco string, extra map[string]string) error {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := copyFile(mco, filepath.Join(tmp, imageMCOFile), 0o755); err != nil {
+	bound := map[string]string{}
+	files := map[string]string{}
+	for i, path := range slices.Sorted(maps.Keys(content.HostFiles)) {
+		name := strconv.Itoa(i)
+		if err := linkOrCopy(content.HostFiles[path], filepath.Join(tmp, imageBoundDir, name)); err != nil {
+			return fmt.Errorf("image %s: %s: %w", ref, path, err)
+		}
+		bound[path] = name
+		files[path] = "" // the mount point
+	}
+	list, err := json.Marshal(bound)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, imageBoundList), list, 0o644); err != nil {
 		return err
 	}
 	layer := filepath.Join(tmp, imageLayerDir)
-	files := map[string]string{ImageRefPath: ref + "\n", MCOPath: "",
+	maps.Copy(files, map[string]string{ImageRefPath: ref + "\n",
 		// The image's own enablement: a node's essentials only (see opaqueDirs).
 		"/etc/systemd/system/multi-user.target.wants/.keep": "",
-		kubeletLogindDropInPath:                             kubeletLogindDropIn}
-	for k, v := range extra {
-		files[k] = v
-	}
+		kubeletLogindDropInPath:                             kubeletLogindDropIn})
+	maps.Copy(files, content.Files)
 	accounts, uid, err := withCoreUser()
 	if err != nil {
 		return err
@@ -88,15 +123,15 @@ func BuildImage(imagesDir, ref, mco string, extra map[string]string) error {
 	for k, v := range accounts {
 		files[k] = v
 	}
-	for path, content := range files {
+	for path, data := range files {
 		perm := os.FileMode(0o644)
 		switch {
 		case strings.Contains(path, "shadow"):
 			perm = 0o640
-		case path == MCOPath:
+		case content.HostFiles[path] != "":
 			perm = 0o755
 		}
-		if err := writeFile(filepath.Join(layer, path), content, perm); err != nil {
+		if err := writeFile(filepath.Join(layer, path), data, perm); err != nil {
 			return err
 		}
 	}
@@ -185,6 +220,29 @@ func writeFile(path, content string, perm os.FileMode) error {
 		return err
 	}
 	return os.WriteFile(path, []byte(content), perm)
+}
+
+// linkOrCopy puts src at dst (mode 0755), hard-linked when both are on one file system.
+func linkOrCopy(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if info, err := os.Stat(src); err != nil {
+		return err
+	} else if info.Mode().Perm() == 0o755 && os.Link(src, dst) == nil {
+		return nil
+	}
+	return copyFile(src, dst, 0o755)
+}
+
+// readBound reads which files of image are bound where.
+func readBound(image string) (map[string]string, error) {
+	data, err := os.ReadFile(filepath.Join(image, imageBoundList))
+	if err != nil {
+		return nil, err
+	}
+	bound := map[string]string{}
+	return bound, json.Unmarshal(data, &bound)
 }
 
 func copyFile(src, dst string, perm os.FileMode) error {

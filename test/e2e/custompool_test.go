@@ -21,7 +21,7 @@ import (
 )
 
 // TestCustomPoolFromFirstBoot: a machine that boots straight into the custom pool infra is
-// registered by its kubelet stand-in as a worker, as a kubelet would, and the node controller
+// registered by its kubelet and labelled a worker by mco dev, as an installer would, and the node controller
 // labels it for infra from the config it first booted into: infra counts it from the moment
 // its agent reports, worker never counts or retargets it.
 func TestCustomPoolFromFirstBoot(t *testing.T) {

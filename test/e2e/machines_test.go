@@ -84,11 +84,11 @@ func TestRealMachines(t *testing.T) {
 	})
 
 	t.Run("an OS image change rebases each machine, which boots the new image", func(t *testing.T) {
-		node, err := devcluster.NodeBinary(testenv.RequireMCO(t))
+		st, err := devcluster.LoadState(cl.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := machine.BuildImage(devcluster.ImagesDir(cl.Dir), newImage, node, nil); err != nil {
+		if err := devcluster.BuildNodeImage(cl.Dir, newImage, testenv.RequireMCO(t), st.ToolsDir); err != nil {
 			t.Fatal(err)
 		}
 		watcher.Reset()

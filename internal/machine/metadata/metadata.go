@@ -1,6 +1,8 @@
 // Package metadata is what a dev machine's platform tells it about itself, as a cloud's metadata
-// service would: its name and the labels its Node registers with. The supervisor writes it on
-// every boot; the kubelet stand-in reads it. It is a package of its own so that the node build
+// service would: its name, the labels its kubelet registers the Node with, its addresses, and
+// the agent's credential while the agent runs as a node unit. The supervisor writes it on every
+// boot; the machine's platform-facts unit turns it into the files the kubelet, its CNI and the
+// agent read (as afterburn does on a cloud). It is a package of its own so that the node build
 // of mco (bin/mco-node) reads it without linking the supervisor and the boot stage.
 package metadata
 
@@ -15,8 +17,16 @@ const Path = "/run/mco-dev/metadata.json"
 
 // Metadata is the platform's description of the machine.
 type Metadata struct {
-	Name   string            `json:"name"`
+	Name string `json:"name"`
+	// Labels are the kubelet's --node-labels: only those a kubelet may set on its own Node.
 	Labels map[string]string `json:"labels,omitempty"`
+	// NodeIP is the machine's address on the host's machine bridge: the kubelet listens and
+	// reports there. PodCIDR is its pods' network, on the bridge PodBridge.
+	NodeIP    string `json:"nodeIP,omitempty"`
+	PodCIDR   string `json:"podCIDR,omitempty"`
+	PodBridge string `json:"podBridge,omitempty"`
+	// AgentKubeconfig is the agent unit's kubeconfig (until the agent runs as a pod).
+	AgentKubeconfig string `json:"agentKubeconfig,omitempty"`
 }
 
 // Read reads the metadata file at path.

@@ -1,0 +1,89 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/server"
+)
+
+// agentKubeconfigFile is the agent units' kubeconfig, handed to machines in their metadata.
+const agentKubeconfigFile = "agent.kubeconfig"
+
+func writeAgentKubeconfig(path, apiURL string, certs pki, token string) error {
+	ca, err := os.ReadFile(certs.path("ca.crt"))
+	if err != nil {
+		return err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["mco-dev"] = &clientcmdapi.Cluster{Server: apiURL, CertificateAuthorityData: ca}
+	cfg.AuthInfos["mco-agent"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["mco-dev"] = &clientcmdapi.Context{Cluster: "mco-dev", AuthInfo: "mco-agent"}
+	cfg.CurrentContext = "mco-dev"
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// waitBootstrapToken waits until kube-controller-manager has put the bootstrap ServiceAccount's
+// token into the Secret the server serves it from: a machine booted before would get a
+// kubeconfig its kubelet cannot join with.
+func waitBootstrapToken(ctx context.Context, c client.Client) error {
+	key := client.ObjectKey{Namespace: ServerNamespace, Name: server.DefaultBootstrapTokenSecret}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		var sec corev1.Secret
+		if err := c.Get(ctx, key, &sec); err == nil && len(sec.Data[corev1.ServiceAccountTokenKey]) > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("secret %s has no token after 1m; is kube-controller-manager running? (see logs/%s.log)", key, ControllerManagerProcess)
+}
+
+// labelRoles gives each machine's Node its role label once the kubelet registered it, as an
+// installer does (kubeadm for its control-plane nodes): a kubelet may not set
+// node-role.kubernetes.io labels on its own Node.
+func labelRoles(ctx context.Context, c client.Client, nodes []corev1.Node, machines []string) error {
+	for i := range nodes {
+		n := &nodes[i]
+		role := roleLabel(n.Name)
+		if !slices.Contains(machines, n.Name) || hasLabel(n, role) {
+			continue
+		}
+		patch := client.MergeFrom(n.DeepCopy())
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		n.Labels[role] = ""
+		if err := c.Patch(ctx, n, patch); err != nil {
+			return fmt.Errorf("labelling Node %s %s: %w", n.Name, role, err)
+		}
+	}
+	return nil
+}
+
+// roleLabel is the role of machine name (<pool>-<n>): master on masters, worker on every other
+// machine. A machine booting into a custom pool is registered as a worker too, as on OpenShift;
+// the node controller gives it the custom pool's labels from the config it first booted into
+// (firstPivotConfig), which is the path this exercises.
+func roleLabel(name string) string {
+	if pool := name[:max(strings.LastIndex(name, "-"), 0)]; pool == protocol.MasterPool {
+		return protocol.MasterRoleLabel
+	}
+	return protocol.WorkerRoleLabel
+}
+
+func hasLabel(n *corev1.Node, label string) bool { _, ok := n.Labels[label]; return ok }
