@@ -46,6 +46,6 @@ if ! [ -f /usr/include/blkid/blkid.h ]; then
     exit 1
   fi
 fi
-echo "building tools into bin/tools (kube-apiserver, kubectl, kubelet, kube-controller-manager, kube-scheduler, etcd, pause, ignition): about 10 minutes on a cold cache"
+echo "building tools into bin/tools (kube-apiserver, kubectl, kubelet, kube-controller-manager, kube-scheduler, etcd, pause, ignition): 10 to 15 minutes on a cold cache"
 "$here/build.sh" "$out"
 echo "$pins" > "$out/.pins"
