@@ -146,6 +146,9 @@ func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) 
 	return name, waitNodesDone(ctx, c, dir, st, []string{name}, 3*time.Minute)
 }
 
+// DrainBlockedThreshold is the dev controller's --drain-blocked-threshold.
+const DrainBlockedThreshold = 20 * time.Second
+
 // startMCO runs the controller and the Machine Config Server against the dev API server.
 func (s *State) startMCO(dir, mco, kubeconfig, apiURL string, certs pki) error {
 	ports, err := freePorts(1)
@@ -163,6 +166,9 @@ func (s *State) startMCO(dir, mco, kubeconfig, apiURL string, certs pki) error {
 	}
 	return s.start(dir, ControllerProcess, mco, "controller", "--kubeconfig", kubeconfig,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+		// A dev cluster's drains are of a few pods: one still running after 20 s is worth
+		// reporting (and `mco explain` names the pods and budgets in its way).
+		"--drain-blocked-threshold", DrainBlockedThreshold.String(),
 		"--server-host", serverHost, "--server-ca", "configmap:"+ServerNamespace+"/"+ServerCAConfigMap,
 		// The dev cluster brings its own serving certificate (the admin-supplied path; the
 		// server reads it from files), so the controller must not make one.
