@@ -44,7 +44,7 @@ vet: ## go vet and gofmt check
 fmt:
 	gofmt -w $(GO_DIRS)
 
-test: tools build vet ## unit and integration tests against a real kube-apiserver and etcd
+test: tools build vet image ## unit, integration, e2e and chaos tests: a real kube-apiserver and etcd, real machines with real kubelets, mco's own image
 	$(GO) test $(TEST_FLAGS) ./...
 
 unit: ## only the tests that need no control plane (fast)

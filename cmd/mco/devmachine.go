@@ -121,3 +121,21 @@ func newDevImageCommand(dir *string) *cobra.Command {
 		},
 	}
 }
+
+// newDevLoadImageCommand imports a container image archive into every machine's containerd.
+func newDevLoadImageCommand(dir *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "load-image ARCHIVE",
+		Short: "Import a container image archive (e.g. bin/mco-image.tar from make image) into every machine's containerd, as kind load does",
+		Example: `  make image && mco dev load-image bin/mco-image.tar
+  # pods can then run ghcr.io/mco-dev/mco:<version> with imagePullPolicy: Never or IfNotPresent`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := devcluster.LoadImage(cmd.Context(), *dir, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s loaded into every running machine\n", args[0])
+			return nil
+		},
+	}
+}

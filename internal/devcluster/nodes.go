@@ -95,6 +95,9 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 		Name: name, Dir: mdir, ImagesDir: ImagesDir(dir), Image: BootImage,
 		Ignition: filepath.Join(toolsDir, "ignition"), MCO: mco,
 		Hide: []string{dir},
+		// Room for container images (containerd's native snapshotter copies each layer); the
+		// disk file is sparse, so only what is written takes space.
+		DiskSize: 4 << 30,
 		Metadata: metadata.Metadata{Name: name, Labels: kubeletLabels(),
 			NodeIP: layout.NodeAddr(index).String(), PodCIDR: layout.PodCIDR(index).String(), PodBridge: layout.PodBridge(index),
 			AgentKubeconfig: string(agentKubeconfig)},

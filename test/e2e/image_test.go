@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/devcluster"
+	"github.com/mco-dev/mco/internal/testenv"
+	"github.com/mco-dev/mco/test/clustertest"
+)
+
+// TestInClusterClientFromImage: mco's own image (bin/mco-image.tar, `make image`), loaded into
+// the machines' containerd without a registry, runs as a pod on a real kubelet and talks to the
+// API server the way in-cluster clients do: through the kubernetes Service (which the dev
+// network leads to the API server) with the bound token ServiceAccount admission projected, the
+// API server's certificate verified for the Service's address. `kubectl logs` then reaches the
+// kubelet (the API server's client certificate, authenticated with the served kubelet CA).
+func TestInClusterClientFromImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
+	}
+	archive := filepath.Join(testenv.RepoRoot(), "bin", "mco-image.tar")
+	if _, err := os.Stat(archive); err != nil {
+		t.Fatalf("mco's image is missing (%v): run `make image`", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	kubectl := testenv.RequireTool(t, "kubectl")
+	cl := clustertest.Start(t, ctx, 1)
+	if err := devcluster.LoadImage(ctx, cl.Dir, archive); err != nil {
+		t.Fatal(err)
+	}
+	const sa = "mco-e2e-reader"
+	objects := []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: sa}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: sa}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"machineconfiguration.openshift.io", "rollout.mco.dev", "operator.openshift.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
+		}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: sa},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: sa},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: sa}}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "mco-status"}, Spec: corev1.PodSpec{
+			ServiceAccountName: sa, RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "mco", Image: "ghcr.io/mco-dev/mco:latest", ImagePullPolicy: corev1.PullNever, Args: []string{"status"}}},
+		}},
+	}
+	for _, obj := range objects {
+		if err := cl.C.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pod corev1.Pod
+	clustertest.Eventually(t, 2*time.Minute, "the pod to finish", func() bool {
+		if err := cl.C.Get(ctx, client.ObjectKey{Namespace: "default", Name: "mco-status"}, &pod); err != nil {
+			return false
+		}
+		return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	})
+	logs, err := run(ctx, kubectl, "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "logs", "-n", "default", "mco-status")
+	if err != nil {
+		t.Fatalf("kubectl logs (the API server asking the kubelet): %v", err)
+	}
+	if pod.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("`mco status` in a pod: %s\n%s", pod.Status.Phase, logs)
+	}
+	for _, want := range []string{"worker-0", "Done"} {
+		if !strings.Contains(string(logs), want) {
+			t.Errorf("`mco status` in a pod does not show %q:\n%s", want, logs)
+		}
+	}
+	if pod.Spec.NodeName != "worker-0" {
+		t.Errorf("the pod ran on %q", pod.Spec.NodeName)
+	}
+}
