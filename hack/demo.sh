@@ -34,9 +34,40 @@ step "validate and render the examples offline"
 $mco validate examples/ && echo "examples/: valid"
 $mco render --pool worker examples/ | grep -E '^  name:|^  kernelArguments:|^  - audit|path: /etc|name: hello'
 
-step "start a local cluster: etcd, kube-apiserver, mco controller, mco server, 3 real systemd machines"
+step "start a local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, mco controller, mco server, 3 real systemd machines with a real kubelet and containerd"
 $mco dev up --dir "$dir" --nodes 3
 export KUBECONFIG=$dir/kubeconfig
+echo "--- each kubelet joined with the served bootstrap token and a certificate request the controller-manager approved:"
+$kubectl get csr -o custom-columns=NAME:.metadata.name,REQUESTOR:.spec.username,SIGNER:.spec.signerName,CONDITION:.status.conditions[0].type
+$kubectl get nodes -o wide
+
+step "a workload: 2 replicas spread over the workers, a disruption budget that keeps one available"
+$kubectl apply -f - <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - {labelSelector: {matchLabels: {app: web}}, topologyKey: kubernetes.io/hostname}
+      containers:
+      - {name: pause, image: registry.k8s.io/pause:3.10, imagePullPolicy: Never}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: default}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
+YAML
+$kubectl rollout status deployment/web --timeout 2m
+$kubectl get pods -o wide
 
 step "the cluster before any change"
 $mco status
@@ -49,6 +80,9 @@ $kubectl apply -f examples/
 
 step "watch the rollout: one machine at a time (maxUnavailable 1), cordoned, drained, applied, rebooted for real (NotReady) and back"
 $mco rollout status mcp/worker --timeout 5m
+
+echo "--- the workload was drained off each machine in turn and came back (new pods, never fewer than one ready):"
+$kubectl get pods -o wide
 
 step "what a machine has now (mco dev exec runs commands inside it)"
 x() { $mco dev exec --dir "$dir" worker-0 -- "$@"; }
