@@ -150,7 +150,11 @@ func serveMetrics(addr string, reg *prometheus.Registry) error {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("metrics listener: %w", err)
+		// The node's OS matters more than the agent's metrics: an address taken on the host
+		// (another agent in a shared network namespace, a stale process) must not keep the
+		// agent from managing the node. Said loudly, once.
+		fmt.Fprintf(os.Stderr, "warning: metrics are not served: %v (the agent goes on without them)\n", err)
+		return nil
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

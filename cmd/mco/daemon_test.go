@@ -5,10 +5,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/apply"
@@ -176,5 +179,18 @@ func TestDaemonFirstBootFailsWhenItCannotRecord(t *testing.T) {
 	}
 	if !strings.Contains(stderr, apply.StateDir) {
 		t.Errorf("stderr does not name %s:\n%s", apply.StateDir, stderr)
+	}
+}
+
+// A metrics address someone else holds (another agent sharing the host's network namespace)
+// leaves the agent running without metrics instead of stopping it.
+func TestServeMetricsOnATakenAddress(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	if err := serveMetrics(taken.Addr().String(), prometheus.NewRegistry()); err != nil {
+		t.Fatalf("a taken metrics address stopped the agent: %v", err)
 	}
 }

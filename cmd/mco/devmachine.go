@@ -113,7 +113,7 @@ func newDevImageCommand(dir *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := devcluster.BuildNodeImage(*dir, args[0], exe, st.ToolsDir); err != nil {
+			if err := devcluster.BuildNodeImage(*dir, args[0], exe, st); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "image %s is in %s\n", args[0], devcluster.ImagesDir(*dir))

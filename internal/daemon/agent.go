@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/mco-dev/mco/internal/daemon/apply"
+	"github.com/mco-dev/mco/internal/daemon/failpoint"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/reboot"
@@ -93,6 +94,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	if opts.Root == "" {
 		opts.Root = "/"
+	}
+	if err := failpoint.Load(opts.Root); err != nil {
+		return err
 	}
 	root, err := noderoot.Open(opts.Root)
 	if err != nil {

@@ -32,7 +32,10 @@ type Options struct {
 	CustomPools []string
 	// ToolsDir holds etcd, kube-apiserver and ignition; MCO is the mco binary to run.
 	ToolsDir, MCO string
-	Log           io.Writer
+	// Image is mco's container image archive (`make image`; default mco-image.tar beside MCO),
+	// Manifests the install manifests (default config/default of the checkout MCO was built in).
+	Image, Manifests string
+	Log              io.Writer
 }
 
 // Up starts a dev cluster in opts.Dir and returns when the pools are rendered, the server serves
@@ -65,15 +68,15 @@ func Up(ctx context.Context, opts Options) error {
 	if err := certs.create(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
 	}
-	agentToken := randomToken()
-	if err := writeTokenFile(certs.path(tokenFile), agentToken); err != nil {
-		return err
-	}
 	toolsDir, err := filepath.Abs(opts.ToolsDir)
 	if err != nil {
 		return err
 	}
-	st := &State{Processes: map[string]Process{}, ToolsDir: toolsDir}
+	archive, manifests, err := opts.install()
+	if err != nil {
+		return err
+	}
+	st := &State{Processes: map[string]Process{}, ToolsDir: toolsDir, ImageArchive: archive}
 	logf(opts.Log, "starting etcd and kube-apiserver")
 	apiURL, err := st.startControlPlane(ctx, dir, opts.ToolsDir, certs)
 	if err != nil {
@@ -98,7 +101,8 @@ func Up(ctx context.Context, opts Options) error {
 	if err := st.startMCO(dir, opts.MCO, kubeconfig, apiURL, certs); err != nil {
 		return err
 	}
-	if err := writeAgentKubeconfig(certs.path(agentKubeconfigFile), apiURL, certs, agentToken); err != nil {
+	logf(opts.Log, "installing mco from its image as README's Install says: kubectl apply --server-side -k of config/default (the agent's DaemonSet; controller and server run on this host)")
+	if err := installMCO(ctx, dir, filepath.Join(toolsDir, "kubectl"), kubeconfig, manifests, archive, strings.TrimPrefix(st.ServerURL, "https://"), apiURL); err != nil {
 		return err
 	}
 	logf(opts.Log, "waiting for kube-controller-manager to issue the node bootstrap token")
@@ -115,6 +119,30 @@ func Up(ctx context.Context, opts Options) error {
 	}
 	logf(opts.Log, "waiting for every machine to register its Node and report Done")
 	return waitNodesDone(ctx, c, dir, st, st.Machines, 3*time.Minute)
+}
+
+// install resolves the image archive and the install manifests, refusing what is missing.
+func (o Options) install() (archive, manifests string, err error) {
+	archive, manifests = o.Image, o.Manifests
+	if archive == "" {
+		archive = filepath.Join(filepath.Dir(o.MCO), "mco-image.tar")
+	}
+	if manifests == "" {
+		manifests = filepath.Join(filepath.Dir(o.MCO), "..", "config", "default")
+	}
+	if archive, err = filepath.Abs(archive); err != nil {
+		return "", "", err
+	}
+	if manifests, err = filepath.Abs(manifests); err != nil {
+		return "", "", err
+	}
+	if _, err := os.Stat(archive); err != nil {
+		return "", "", fmt.Errorf("mco's container image: %w (run `make image`)", err)
+	}
+	if _, err := os.Stat(filepath.Join(manifests, "kustomization.yaml")); err != nil {
+		return "", "", fmt.Errorf("the install manifests (config/default): %w", err)
+	}
+	return archive, manifests, nil
 }
 
 // Join provisions one more machine for pool in a running dev cluster.

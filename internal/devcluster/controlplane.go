@@ -18,8 +18,6 @@ import (
 	"github.com/mco-dev/mco/internal/devnet"
 )
 
-const tokenFile = "tokens.csv"
-
 // startControlPlane starts etcd and kube-apiserver from toolsDir and waits until the API server
 // is ready. It returns the API server URL.
 func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, certs pki) (string, error) {
@@ -52,7 +50,6 @@ func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, cer
 		"--bind-address", host, "--advertise-address", host, "--secure-port", strconv.Itoa(apiPort),
 		"--tls-cert-file", certs.path("apiserver.crt"), "--tls-private-key-file", certs.path("apiserver.key"),
 		"--client-ca-file", certs.path("ca.crt"),
-		"--token-auth-file", certs.path(tokenFile),
 		// Kubelets act as system:node:<name>, limited to their own Node and its pods.
 		"--authorization-mode", "Node,RBAC",
 		"--enable-admission-plugins", "NodeRestriction",

@@ -1,14 +1,11 @@
 package devcluster
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 	"time"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -18,11 +15,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/config/crd"
-	manifests "github.com/mco-dev/mco/config/default"
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/server"
@@ -34,16 +29,6 @@ const (
 	MachineAPINamespace = "openshift-machine-api"
 	ServerCAConfigMap   = "machine-config-server-ca"
 )
-
-// The agent's credential while it runs as a node unit: a static token of the API server
-// (--token-auth-file) for a user bound exactly where config/default binds the agent's
-// ServiceAccount, so it has the agent's rights and nothing more.
-const agentUser = "system:mco-dev:agent"
-
-// writeTokenFile writes the API server's static token file with the agents' token.
-func writeTokenFile(path, token string) error {
-	return os.WriteFile(path, []byte(token+","+agentUser+",mco-dev-agent\n"), 0o600)
-}
 
 // bootstrapServiceAccount is whose token the server hands new machines in their kubeconfig (as
 // OpenShift's node-bootstrapper): it may only ask for a node client certificate, which
@@ -71,32 +56,6 @@ func bootstrapObjects() []client.Object {
 		bind("mco-dev-node-client-approval", "system:certificates.k8s.io:certificatesigningrequests:nodeclient", sa),
 		bind("mco-dev-node-client-renewal", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
 			rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:nodes"}),
-	}
-}
-
-// agentRBAC is config/default's daemon-rbac.yaml with the agents' static user added to every
-// binding.
-func agentRBAC() ([]client.Object, error) {
-	var out []client.Object
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests.DaemonRBAC), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err == io.EOF {
-			return out, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("config/default/daemon-rbac.yaml: %w", err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if strings.HasSuffix(u.GetKind(), "RoleBinding") {
-			subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
-			subjects = append(subjects, map[string]any{"apiGroup": rbacv1.GroupName, "kind": rbacv1.UserKind, "name": agentUser})
-			if err := unstructured.SetNestedSlice(u.Object, subjects, "subjects"); err != nil {
-				return nil, err
-			}
-		}
-		out = append(out, u)
 	}
 }
 
@@ -138,11 +97,6 @@ func install(ctx context.Context, c client.Client, certs pki, customPools []stri
 		machineConfiguration(),
 	}
 	objects = append(objects, bootstrapObjects()...)
-	rbac, err := agentRBAC()
-	if err != nil {
-		return err
-	}
-	objects = append(objects, rbac...)
 	for _, name := range pools.Names {
 		pool, err := pools.Builtin(name)
 		if err != nil {

@@ -3,35 +3,16 @@ package devcluster
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/server"
 )
-
-// agentKubeconfigFile is the agent units' kubeconfig, handed to machines in their metadata.
-const agentKubeconfigFile = "agent.kubeconfig"
-
-func writeAgentKubeconfig(path, apiURL string, certs pki, token string) error {
-	ca, err := os.ReadFile(certs.path("ca.crt"))
-	if err != nil {
-		return err
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["mco-dev"] = &clientcmdapi.Cluster{Server: apiURL, CertificateAuthorityData: ca}
-	cfg.AuthInfos["mco-agent"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts["mco-dev"] = &clientcmdapi.Context{Cluster: "mco-dev", AuthInfo: "mco-agent"}
-	cfg.CurrentContext = "mco-dev"
-	return clientcmd.WriteToFile(*cfg, path)
-}
 
 // waitBootstrapToken waits until kube-controller-manager has put the bootstrap ServiceAccount's
 // token into the Secret the server serves it from: a machine booted before would get a

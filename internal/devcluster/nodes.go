@@ -34,8 +34,10 @@ func NodeBinary(mco string) (string, error) {
 }
 
 // BuildNodeImage adds the dev OS image ref to the cluster in dir: the host's OS plus the node
-// build of mco beside mco, the kubelet from toolsDir and the pod sandbox image, preloaded.
-func BuildNodeImage(dir, ref, mco, toolsDir string) error {
+// build of mco beside mco (first boot, platform facts), the kubelet from the cluster's tools,
+// and, preloaded, the pod sandbox image and mco's own image.
+func BuildNodeImage(dir, ref, mco string, st *State) error {
+	toolsDir := st.ToolsDir
 	node, err := NodeBinary(mco)
 	if err != nil {
 		return err
@@ -54,7 +56,7 @@ func BuildNodeImage(dir, ref, mco, toolsDir string) error {
 		}
 	}
 	return machine.BuildImageWith(ImagesDir(dir), ref, machine.Content{HostFiles: map[string]string{
-		machine.MCOPath: node, KubeletPath: kubelet, NodeImagesDir + "/pause.tar": pause,
+		machine.MCOPath: node, KubeletPath: kubelet, NodeImagesDir + "/pause.tar": pause, NodeImagesDir + "/mco.tar": st.ImageArchive,
 	}})
 }
 
@@ -72,14 +74,10 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 	if _, err := os.Stat(mdir); err == nil {
 		return fmt.Errorf("machine %s already exists at %s", name, mdir)
 	}
-	if err := BuildNodeImage(dir, BootImage, mco, toolsDir); err != nil {
+	if err := BuildNodeImage(dir, BootImage, mco, s); err != nil {
 		return fmt.Errorf("building the dev OS image: %w", err)
 	}
 	pointer, err := waitPointer(ctx, c, pool)
-	if err != nil {
-		return err
-	}
-	agentKubeconfig, err := os.ReadFile(filepath.Join(dir, "pki", agentKubeconfigFile))
 	if err != nil {
 		return err
 	}
@@ -99,8 +97,7 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 		// disk file is sparse, so only what is written takes space.
 		DiskSize: 4 << 30,
 		Metadata: metadata.Metadata{Name: name, Labels: kubeletLabels(),
-			NodeIP: layout.NodeAddr(index).String(), PodCIDR: layout.PodCIDR(index).String(), PodBridge: layout.PodBridge(index),
-			AgentKubeconfig: string(agentKubeconfig)},
+			NodeIP: layout.NodeAddr(index).String(), PodCIDR: layout.PodCIDR(index).String(), PodBridge: layout.PodBridge(index)},
 	}
 	if err := cfg.Save(); err != nil {
 		return err

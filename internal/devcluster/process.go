@@ -16,9 +16,11 @@ import (
 type State struct {
 	APIServerURL string `json:"apiServerURL"`
 	ServerURL    string `json:"serverURL"`
-	// ToolsDir holds the kubelet and pause binaries new OS images carry.
-	ToolsDir  string             `json:"toolsDir"`
-	Processes map[string]Process `json:"processes"`
+	// ToolsDir holds the kubelet and pause binaries new OS images carry, ImageArchive mco's
+	// container image they preload.
+	ToolsDir     string             `json:"toolsDir"`
+	ImageArchive string             `json:"imageArchive"`
+	Processes    map[string]Process `json:"processes"`
 	// Machines are the dev machines, in the order they were created.
 	Machines []string `json:"machines,omitempty"`
 }

@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -18,15 +19,15 @@ import (
 // Units every dev machine gets from its pool's base MachineConfig, the way OpenShift's
 // templates lay down machine-config-daemon-firstboot.service, the kubelet and the container
 // runtime's configuration: the platform facts (the machine's addresses, from its metadata) and
-// the preloaded images come first, the first-boot service (kernel arguments, OS image) runs
-// before the kubelet, which joins the cluster with the bootstrap kubeconfig the server served;
-// the agent runs against the machine's own root.
+// the preloaded images (the pod sandbox's, mco's own) come first, the first-boot service
+// (kernel arguments, OS image) runs before the kubelet, which joins the cluster with the
+// bootstrap kubeconfig the server served. The agent is not a unit: it is config/default's
+// DaemonSet, a pod from mco's image managing the machine through /rootfs.
 const (
 	PlatformUnit  = "mco-dev-platform.service"
 	ImagesUnit    = "mco-dev-images.service"
 	FirstBootUnit = "mco-firstboot.service"
 	KubeletUnit   = "kubelet.service"
-	AgentUnit     = "mco-daemon.service"
 )
 
 // Where the node's images and binaries are; the dev OS image carries them.
@@ -40,7 +41,7 @@ var baseUnits = map[string]string{
 Description=mco dev platform: the machine's addresses and credentials from its metadata (afterburn's part on a cloud)
 DefaultDependencies=no
 After=local-fs.target
-Before=containerd.service ` + KubeletUnit + ` ` + AgentUnit + `
+Before=containerd.service ` + KubeletUnit + `
 
 [Service]
 Type=oneshot
@@ -51,7 +52,7 @@ ExecStart=` + machine.MCOPath + ` dev platform-facts
 WantedBy=multi-user.target
 `,
 	ImagesUnit: `[Unit]
-Description=Load the images the OS image carries into containerd (the pod sandbox's, as a node image preloads it)
+Description=Load the images the OS image carries into containerd (the pod sandbox's and mco's, as a node image preloads them), once per archive
 Requires=containerd.service
 After=containerd.service
 Before=` + KubeletUnit + `
@@ -59,7 +60,9 @@ Before=` + KubeletUnit + `
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart=/bin/sh -c 'for f in ` + NodeImagesDir + `/*.tar; do ctr -n k8s.io images import --snapshotter native "$f" || exit 1; done'
+ExecStart=/bin/sh -c 'for f in ` + NodeImagesDir + `/*.tar; do \
+  stamp=/var/lib/mco-dev/imported/$$(basename "$$f").$$(stat -Lc %%s-%%Y "$$f"); [ -e "$$stamp" ] && continue; \
+  ctr -n k8s.io images import --snapshotter native "$$f" && mkdir -p /var/lib/mco-dev/imported && touch "$$stamp" || exit 1; done'
 
 [Install]
 WantedBy=multi-user.target
@@ -88,19 +91,6 @@ EnvironmentFile=` + metadata.KubeletEnvPath + `
 ExecStart=` + KubeletPath + ` --config=` + kubeletconfig.KubeletConfPath + ` --config-dir=` + metadata.KubeletDropInDir + ` \
   --bootstrap-kubeconfig=/etc/kubernetes/kubeconfig --kubeconfig=/var/lib/kubelet/kubeconfig \
   --node-ip=${NODE_IP} --node-labels=${NODE_LABELS}
-Restart=always
-RestartSec=2
-
-[Install]
-WantedBy=multi-user.target
-`,
-	AgentUnit: `[Unit]
-Description=mco node agent
-After=` + FirstBootUnit + ` ` + KubeletUnit + ` ` + PlatformUnit + `
-Wants=` + PlatformUnit + `
-
-[Service]
-ExecStart=` + machine.MCOPath + ` daemon --node %H --kubeconfig ` + metadata.AgentKubeconfigPath + ` --metrics-bind-address 0
 Restart=always
 RestartSec=2
 
@@ -185,7 +175,7 @@ func baseConfig(role string) *mcfgv1.MachineConfig {
 		Contents map[string]any `json:"contents"`
 	}
 	var units []unit
-	for _, name := range []string{PlatformUnit, ImagesUnit, FirstBootUnit, KubeletUnit, AgentUnit} {
+	for _, name := range []string{PlatformUnit, ImagesUnit, FirstBootUnit, KubeletUnit} {
 		units = append(units, unit{Name: name, Enabled: true, Contents: baseUnits[name]})
 	}
 	inline := func(path, content string) file {
@@ -206,3 +196,13 @@ func baseConfig(role string) *mcfgv1.MachineConfig {
 		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
 	}
 }
+
+// AgentLogsScript prints, inside a machine, the last n lines of the agent pod's containers'
+// logs (the kubelet keeps them in /var/log/pods, so a restarted container's are there too).
+func AgentLogsScript(n int) string {
+	return fmt.Sprintf(`tail -q -n %d /var/log/pods/openshift-machine-config-operator_mco-daemon-*/daemon/*.log 2>/dev/null | cut -d' ' -f4-`, n)
+}
+
+// AgentProcess matches the agent's process in a machine (pgrep -f): the DaemonSet's container
+// runs the node build of mco, which the machine sees in its PID namespace (hostPID).
+const AgentProcess = "^/usr/bin/mco-node daemon"

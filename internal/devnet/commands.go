@@ -48,6 +48,10 @@ func (l Layout) SetupCommands(apiPort int) []Command {
 	for _, p := range []string{l.NodeNet.String(), l.Services.String(), l.Pods.String()} {
 		cmds = append(cmds, ip(alreadyThere, "route", "add", "blackhole", p))
 	}
+	// The host's own processes (hostNetwork pods: the agent) route before nat OUTPUT translates:
+	// a blackholed destination fails connect() at once. The kubernetes Service's address goes to
+	// the bridge instead, where nothing answers if the translation were ever missing.
+	cmds = append(cmds, ip(alreadyThere, "route", "add", l.KubernetesService().String()+"/32", "dev", l.HostBridge))
 	cmds = append(cmds,
 		iptables(alreadyThere, "-t", "nat", "-N", svc),
 		iptables(nil, "-t", "nat", "-F", svc),

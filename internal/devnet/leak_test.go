@@ -96,6 +96,18 @@ func TestNothingLeavesTheHost(t *testing.T) {
 		t.Fatal("the pod's connection to the kubernetes Service never reached the API server")
 	}
 
+	// ... and so do the host's own processes (hostNetwork pods).
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort(l.KubernetesService().String(), "443"), 5*time.Second); err != nil {
+		t.Fatalf("from the host, the kubernetes Service: %v", err)
+	} else {
+		c.Close()
+	}
+	select {
+	case <-accepted:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the host's connection to the kubernetes Service never reached the API server")
+	}
+
 	targets := []string{
 		addrAt(l.Services.Addr(), 77).String(),   // a Service nothing implements
 		addrAt(l.Pods.Addr(), 200<<8|5).String(), // a pod network no machine has

@@ -77,8 +77,11 @@ func (d DevCluster) AgentLogs(ctx context.Context, b *Bundle, nodes []string, si
 			b.Fail("nodes/"+name+"/console.log", err)
 		}
 		journalCtx, cancel := context.WithTimeout(ctx, time.Minute)
-		out, err := machine.Output(journalCtx, dir, "journalctl", "--no-pager", "-o", "short-iso-precise",
-			"--since", fmt.Sprintf("@%d", cutoff), "-u", devcluster.AgentUnit, "-u", devcluster.FirstBootUnit, "-u", devcluster.KubeletUnit)
+		// The first-boot service and the kubelet are units; the agent is a pod, whose logs the
+		// kubelet keeps on the machine.
+		out, err := machine.Output(journalCtx, dir, "sh", "-c", fmt.Sprintf(
+			"journalctl --no-pager -o short-iso-precise --since @%d -u %s -u %s; echo '--- agent pod (mco-daemon)'; %s",
+			cutoff, devcluster.FirstBootUnit, devcluster.KubeletUnit, devcluster.AgentLogsScript(2000)))
 		cancel()
 		if err != nil {
 			b.Fail("nodes/"+name+"/agent.log (journal of machine "+name+")", err)

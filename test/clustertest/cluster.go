@@ -67,7 +67,9 @@ func Start(t testing.TB, ctx context.Context, nodes int) *Cluster {
 			t.Errorf("mco dev down: %v", err)
 		}
 	})
-	if err := devcluster.Up(ctx, devcluster.Options{Dir: dir, Nodes: nodes, NodePools: []string{"worker"}, ToolsDir: testenv.ToolsDir(), MCO: mco}); err != nil {
+	opts := devcluster.Options{Dir: dir, Nodes: nodes, NodePools: []string{"worker"}, ToolsDir: testenv.ToolsDir(), MCO: mco,
+		Image: filepath.Join(testenv.RepoRoot(), "bin", "mco-image.tar"), Manifests: filepath.Join(testenv.RepoRoot(), "config", "default")}
+	if err := devcluster.Up(ctx, opts); err != nil {
 		t.Fatalf("mco dev up: %v", err)
 	}
 	c, cfg, err := scheme.NewClient(filepath.Join(dir, "kubeconfig"))
@@ -89,8 +91,8 @@ func DumpLogs(t testing.TB, dir string) {
 	logs = append(logs, consoles...)
 	for _, m := range consoles {
 		name := filepath.Base(filepath.Dir(m))
-		out, _ := machine.Output(context.Background(), filepath.Dir(m), "journalctl", "--no-pager", "-n", "60",
-			"-u", devcluster.AgentUnit, "-u", devcluster.FirstBootUnit, "-u", devcluster.KubeletUnit)
+		out, _ := machine.Output(context.Background(), filepath.Dir(m), "sh", "-c", "journalctl --no-pager -n 60 -u "+
+			devcluster.FirstBootUnit+" -u "+devcluster.KubeletUnit+"; echo '--- agent pod'; "+devcluster.AgentLogsScript(60))
 		t.Logf("--- journal of %s (tail)\n%s", name, out)
 	}
 	for _, l := range logs {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -585,5 +586,22 @@ func TestNoneBootedReportsTheKernel(t *testing.T) {
 	}
 	if err := n.Stage(context.Background(), Change{KernelArgs: true}); err == nil {
 		t.Error("None staged kernel arguments")
+	}
+}
+
+// The dev backend reads the command line the machine's firmware presented over the machine's
+// own /proc/cmdline, under the root: an agent in a pod (root /rootfs) has a /proc of its own,
+// showing the host kernel's.
+func TestDevImageReadsTheMachinesCmdline(t *testing.T) {
+	root := packageRoot(t, map[string]string{
+		DevBootedImagePath: "localhost/mco-dev-os:1\n",
+		ProcCmdline:        "BOOT_IMAGE=(mco-dev)/vmlinuz rw mco.presented=1\n",
+	})
+	b, err := NewDevImage(root, (&recorder{}).run).Booted(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(b.KernelArgs, "mco.presented=1") {
+		t.Errorf("Booted = %+v: not the machine's presented command line", b)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
@@ -66,7 +67,12 @@ type DevImage struct {
 
 // NewDevImage returns the dev backend for a machine root.
 func NewDevImage(root string, run systemd.Runner) *DevImage {
-	return &DevImage{Root: root, Kargs: NewPackage(root, KernelInstall, run)}
+	kargs := NewPackage(root, KernelInstall, run)
+	// A dev machine shares the host's kernel: its firmware presents the command line it booted
+	// with over the machine's own /proc/cmdline. An agent in a pod has a /proc of its own, which
+	// shows the host kernel's; the machine's is under its root.
+	kargs.Kernel.CmdlinePath = filepath.Join(root, ProcCmdline)
+	return &DevImage{Root: root, Kargs: kargs}
 }
 
 func (d *DevImage) Name() string { return d.Kargs.Name() + " + dev image" }

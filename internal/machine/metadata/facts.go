@@ -15,7 +15,6 @@ const (
 	KubeletEnvPath      = "/run/mco-dev/kubelet.env"
 	KubeletDropInDir    = "/run/mco-dev/kubelet.conf.d"
 	CNIConfDir          = "/run/mco-dev/cni"
-	AgentKubeconfigPath = "/run/mco-dev/agent.kubeconfig"
 )
 
 // File is one file the platform facts consist of.
@@ -28,7 +27,7 @@ type File struct {
 // Facts are the files a machine's platform-facts unit writes from its metadata: the kubelet's
 // environment (node address and labels), a kubelet configuration drop-in (listen on the node
 // address: every machine shares the host's network namespace, so each kubelet needs an address
-// of its own), the CNI network of the machine's pods, and the agent's kubeconfig.
+// of its own), and the CNI network of the machine's pods.
 func (m Metadata) Facts() ([]File, error) {
 	ip, err := netip.ParseAddr(m.NodeIP)
 	if err != nil {
@@ -73,9 +72,6 @@ healthzBindAddress: %s
 		{Path: KubeletEnvPath, Mode: 0o644, Content: env},
 		{Path: filepath.Join(KubeletDropInDir, "10-node-address.conf"), Mode: 0o644, Content: dropIn},
 		{Path: filepath.Join(CNIConfDir, "10-mco-dev.conflist"), Mode: 0o644, Content: string(cni) + "\n"},
-	}
-	if m.AgentKubeconfig != "" {
-		files = append(files, File{Path: AgentKubeconfigPath, Mode: 0o600, Content: m.AgentKubeconfig})
 	}
 	return files, nil
 }

@@ -10,7 +10,7 @@ import (
 
 func TestFacts(t *testing.T) {
 	m := Metadata{Name: "worker-1", NodeIP: "10.87.0.11", PodCIDR: "10.244.1.0/24", PodBridge: "mco-pods1",
-		Labels: map[string]string{"mco.dev/machine": "", "kubernetes.io/os": "linux"}, AgentKubeconfig: "apiVersion: v1\n"}
+		Labels: map[string]string{"mco.dev/machine": "", "kubernetes.io/os": "linux"}}
 	files, err := m.Facts()
 	if err != nil {
 		t.Fatal(err)
@@ -40,15 +40,12 @@ func TestFacts(t *testing.T) {
 	if p := cni.Plugins[0]; p.Bridge != "mco-pods1" || p.IPMasq || p.IPAM.Ranges[0][0]["subnet"] != "10.244.1.0/24" {
 		t.Errorf("CNI: %+v", cni)
 	}
-	if f := byPath[AgentKubeconfigPath]; f.Mode != 0o600 {
-		t.Errorf("the agent's kubeconfig is mode %v, want 0600", f.Mode)
-	}
 	root := t.TempDir()
 	if err := WriteFacts(root, files); err != nil {
 		t.Fatal(err)
 	}
-	if info, err := os.Stat(filepath.Join(root, AgentKubeconfigPath)); err != nil || info.Mode().Perm() != 0o600 {
-		t.Errorf("written agent kubeconfig: %v %v", info, err)
+	if data, err := os.ReadFile(filepath.Join(root, KubeletEnvPath)); err != nil || string(data) != byPath[KubeletEnvPath].Content {
+		t.Errorf("written kubelet env: %q %v", data, err)
 	}
 }
 

@@ -1,8 +1,6 @@
 // Package metadata is what a dev machine's platform tells it about itself, as a cloud's metadata
-// service would: its name, the labels its kubelet registers the Node with, its addresses, and
-// the agent's credential while the agent runs as a node unit. The supervisor writes it on every
-// boot; the machine's platform-facts unit turns it into the files the kubelet, its CNI and the
-// agent read (as afterburn does on a cloud). It is a package of its own so that the node build
+// service would: its name, the labels its kubelet registers the Node with, and its addresses. The supervisor writes it on every
+// boot; the machine's platform-facts unit turns it into the files the kubelet and its CNI read (as afterburn does on a cloud). It is a package of its own so that the node build
 // of mco (bin/mco-node) reads it without linking the supervisor and the boot stage.
 package metadata
 
@@ -25,8 +23,6 @@ type Metadata struct {
 	NodeIP    string `json:"nodeIP,omitempty"`
 	PodCIDR   string `json:"podCIDR,omitempty"`
 	PodBridge string `json:"podBridge,omitempty"`
-	// AgentKubeconfig is the agent unit's kubeconfig (until the agent runs as a pod).
-	AgentKubeconfig string `json:"agentKubeconfig,omitempty"`
 }
 
 // Read reads the metadata file at path.

@@ -1,0 +1,96 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// mcoImage is the image config/default names; the dev overlay sets its tag.
+const mcoImage = "ghcr.io/mco-dev/mco"
+
+// installOverlay is the kustomization mco dev applies, as README's "Install on a cluster" says:
+// config/default (reached from installDir by the relative path base, as kustomize requires)
+// with the image's tag and the two install settings. Until the controller and the server run as
+// pods (they run on this host, as a bootstrap node's would), it leaves their Deployment and
+// DaemonSet out.
+func installOverlay(base, tag, serverHost, apiServerURL string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `# Written by mco dev up: config/default as a user installs it, with this cluster's image and settings.
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- %s
+images:
+- name: %s
+  newTag: %s
+configMapGenerator:
+- name: mco-install
+  namespace: openshift-machine-config-operator
+  behavior: replace
+  literals:
+  - serverHost=%s
+  - apiServerURL=%s
+`, base, mcoImage, tag, serverHost, apiServerURL)
+	b.WriteString(`patches:
+- patch: |
+    $patch: delete
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: mco-controller, namespace: openshift-machine-config-operator}
+- patch: |
+    $patch: delete
+    apiVersion: apps/v1
+    kind: DaemonSet
+    metadata: {name: mco-server, namespace: openshift-machine-config-operator}
+`)
+	return b.String()
+}
+
+// imageTag is the version tag an image archive (make image's docker-archive) carries for
+// mcoImage: a tag Kubernetes does not try to pull when it is present (`latest` it always pulls).
+func imageTag(archive string) (string, error) {
+	m, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return os.Open(archive) })
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", archive, err)
+	}
+	for _, d := range m {
+		for _, t := range d.RepoTags {
+			if repo, tag, ok := strings.Cut(t, ":"); ok && repo == mcoImage && tag != "latest" {
+				return tag, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s holds no %s:<version> image (make image writes one)", archive, mcoImage)
+}
+
+// installMCO applies the dev overlay of manifests (config/default) with the server-side apply
+// README's Install gives.
+func installMCO(ctx context.Context, dir, kubectl, kubeconfig, manifests, archive, serverHost, apiServerURL string) error {
+	tag, err := imageTag(archive)
+	if err != nil {
+		return err
+	}
+	installDir := filepath.Join(dir, "install")
+	if err := os.MkdirAll(installDir, 0o755); err != nil {
+		return err
+	}
+	base, err := filepath.Rel(installDir, manifests)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(installDir, "kustomization.yaml"), []byte(installOverlay(base, tag, serverHost, apiServerURL)), 0o644); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "--force-conflicts", "-k", installDir).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kubectl apply --server-side -k %s: %w: %s", installDir, err, out)
+	}
+	return nil
+}
