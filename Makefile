@@ -50,7 +50,7 @@ test: tools build vet image ## unit, integration, e2e and chaos tests: a real ku
 unit: ## only the tests that need no control plane (fast)
 	$(GO) test -short ./...
 
-demo: build tools ## the main job (see README for what it shows today)
+demo: build tools image ## the main job (see README for what it shows today)
 	@hack/demo.sh
 
 # Go fuzz targets, one per parser that reads outside input, as package:Target; `make test` runs

@@ -73,12 +73,14 @@ step "the cluster before any change"
 $mco status
 $mco dev status --dir "$dir" | sed -n '/^MACHINE/,/^$/p'
 echo "--- inside worker-0: PID 1, the node units, the kernel command line"
-$mco dev exec --dir "$dir" worker-0 -- sh -c 'echo "PID 1: $(cat /proc/1/comm)"; systemctl is-active containerd.service kubelet.service mco-daemon.service | paste -sd" "; cat /proc/cmdline' 
+$mco dev exec --dir "$dir" worker-0 -- sh -c 'echo "PID 1: $(cat /proc/1/comm)"; systemctl is-active containerd.service kubelet.service | paste -sd" "; echo "agent: $(tr "\\0" " " < /proc/$(pgrep -f "^/usr/bin/mco-node daemon" | head -1)/cmdline)"; cat /proc/cmdline'
+echo "--- mco's pods (config/default, from mco's own image):"
+$kubectl get pods -n openshift-machine-config-operator -o wide
 
 step "apply examples/: a chrony file, a systemd unit, an SSH key for core, a kernel argument (needs a reboot)"
 $kubectl apply -f examples/
 
-step "watch the rollout: one machine at a time (maxUnavailable 1), cordoned, drained, applied, rebooted for real (NotReady) and back"
+step "watch the rollout: one machine at a time (maxUnavailable 1), cordoned, drained, applied, rebooted for real and back"
 $mco rollout status mcp/worker --timeout 5m
 
 echo "--- the workload was drained off each machine in turn and came back (new pods, never fewer than one ready):"
@@ -106,7 +108,7 @@ The cluster keeps running. Try:
   export KUBECONFIG=$abs/kubeconfig
   $(pwd)/$kubectl get mcp,mc,nodes
   $(pwd)/$mco status
-  $(pwd)/$mco dev exec --dir $abs worker-0 -- journalctl -u mco-daemon -n 20
+  $(pwd)/$kubectl logs -n openshift-machine-config-operator daemonset/mco-daemon --tail 20
   $(pwd)/$kubectl edit mc 50-worker-chrony      # then: $(pwd)/$mco rollout status mcp/worker
 Stop it with:
   $(pwd)/$mco dev down --dir $abs

@@ -57,8 +57,8 @@ func newDevExecCommand(dir *string) *cobra.Command {
 		Use:   "exec NODE -- COMMAND [ARG...]",
 		Short: "Run a command inside a dev machine (its root, PID, mount, UTS and IPC namespaces)",
 		Example: `  mco dev exec worker-0 -- cat /proc/cmdline
-  mco dev exec worker-0 -- systemctl status mco-daemon
-  mco dev exec worker-0 -- journalctl -u mco-daemon -n 50`,
+  mco dev exec worker-0 -- systemctl status kubelet
+  mco dev exec worker-0 -- journalctl -u kubelet -n 50`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := machine.Command(cmd.Context(), devcluster.MachineDir(*dir, args[0]), args[1:]...)

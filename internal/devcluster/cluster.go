@@ -305,7 +305,7 @@ func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, 
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("nodes not Ready and Done after %s: %v (inside a machine: mco dev exec NAME -- journalctl -u mco-daemon -u mco-firstboot -u kubelet -u containerd)", timeout, pending)
+			return fmt.Errorf("nodes not Ready and Done after %s: %v (inside a machine: mco dev exec NAME -- journalctl -u mco-firstboot -u kubelet -u containerd; the agent: kubectl logs -n openshift-machine-config-operator daemonset/mco-daemon)", timeout, pending)
 		}
 		select {
 		case <-ctx.Done():

@@ -103,7 +103,7 @@ WantedBy=multi-user.target
 // /etc/kubernetes/kubelet.conf; a KubeletConfig is merged over it. The dev machines' host is
 // cgroup v1 or hybrid (failCgroupV1: false), its kernel settings are not the kubelet's to
 // tune (the machines present the values it checks), and each machine's address comes from the
-// platform's drop-in.
+// platform's drop-in. Graceful node shutdown: see gracefulShutdown.
 const kubeletConf = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 authentication:
@@ -131,10 +131,24 @@ evictionHard:
   nodefs.available: 1%
   imagefs.available: 1%
 imageGCHighThresholdPercent: 100
-shutdownGracePeriod: 15s
-shutdownGracePeriodCriticalPods: 5s
 staticPodPath: /etc/kubernetes/manifests
 `
+
+// gracefulShutdown is what OpenShift's templates give masters' kubelets (90 s, 60 s of it for
+// critical pods); workers have none, as there: a worker's pods, the agent's DaemonSet pod
+// among them, are not ended and replaced on each reboot (the DaemonSet controller's back-off
+// for failed pods would delay the agent more after every reboot), they restart in place.
+const gracefulShutdown = `shutdownGracePeriod: 90s
+shutdownGracePeriodCriticalPods: 60s
+`
+
+// kubeletConfFor is role's kubelet configuration.
+func kubeletConfFor(role string) string {
+	if role == protocol.MasterPool {
+		return kubeletConf + gracefulShutdown
+	}
+	return kubeletConf
+}
 
 // containerdConf is containerd's configuration (version 2 schema, containerd 1.6). The native
 // snapshotter because an overlayfs upper directory cannot live on the machine's overlay root;
@@ -183,11 +197,15 @@ func baseConfig(role string) *mcfgv1.MachineConfig {
 	}
 	cfg := map[string]any{
 		"ignition": map[string]any{"version": "3.4.0"},
-		"storage": map[string]any{"files": []file{
-			inline("/etc/mco-dev/role", "MCO_DEV_CLUSTER=1\nMCO_ROLE="+role+"\n"),
-			inline(kubeletconfig.KubeletConfPath, kubeletConf),
-			inline("/etc/containerd/config.toml", containerdConf),
-		}},
+		"storage": map[string]any{
+			// The kubelet's static pod directory (staticPodPath), as OpenShift's templates make it.
+			"directories": []map[string]any{{"path": "/etc/kubernetes/manifests", "mode": 0o755}},
+			"files": []file{
+				inline("/etc/mco-dev/role", "MCO_DEV_CLUSTER=1\nMCO_ROLE="+role+"\n"),
+				inline(kubeletconfig.KubeletConfPath, kubeletConfFor(role)),
+				inline("/etc/containerd/config.toml", containerdConf),
+			},
+		},
 		"systemd": map[string]any{"units": units},
 	}
 	raw, _ := json.Marshal(cfg)

@@ -513,16 +513,17 @@ func (s *suite) heal(ctx context.Context) ([]string, error) {
 }
 
 // agentStacks has the agents of nodes dump their goroutines (SIGQUIT: the Go runtime prints
-// them and exits; systemd restarts the agent) and returns the dumps from their journals.
+// them and exits; the kubelet restarts the agent) and returns the dumps from their pods' logs.
 func (s *suite) agentStacks(ctx context.Context, nodes []string) string {
 	var b strings.Builder
 	for _, name := range nodes {
 		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		out, err := s.cl.Output(ctx, name, "sh", "-c", `echo "committed: $(grep -o '"name":"rendered-[a-z0-9-]*"' /etc/machine-config-daemon/currentconfig | head -1)"
-echo "--- journal (agent and reboot unit, tail)"
-journalctl -u `+devcluster.AgentUnit+` -u machine-config-daemon-reboot --no-pager -n 40 | grep -v 'control group'
-systemctl kill --kill-whom=main --signal=QUIT `+devcluster.AgentUnit+` && sleep 1 &&
-journalctl -u `+devcluster.AgentUnit+` --no-pager -o cat -n 2000 | sed -n '/^SIGQUIT/,$p' | grep -v 'control group'`)
+echo "--- agent pod's log and the reboot unit's journal (tail)"
+`+devcluster.AgentLogsScript(40)+`
+journalctl -u machine-config-daemon-reboot --no-pager -n 10 | grep -v 'control group'
+pkill -QUIT -f "$1" && sleep 1 &&
+`+devcluster.AgentLogsScript(2000)+` | sed -n '/^SIGQUIT/,$p'`, "sh", devcluster.AgentProcess)
 		cancel()
 		fmt.Fprintf(&b, "--- agent of %s (%v)\n%s\n", name, err, out)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,14 +118,14 @@ func (s *suite) apiServerRestart(t *testing.T, ctx context.Context, r *round) {
 // agentKill: agents are killed with SIGKILL through a rollout that reboots for a new file and
 // a kernel argument, in two ways, both drawn from the seed:
 //   - three agents kill themselves at distinct steps (1–maxFailpointStep) of their update
-//     transaction (failpoint.KillAtEnv, set by a runtime drop-in that removes itself once it
-//     fired), so the kills land inside the transaction, before and after its commit point, on
+//     transaction (failpoint.KillAtEnv, armed through failpoint.ArmFile, which the agent
+//     removes when it reads it), so the kills land inside the transaction, before and after its commit point, on
 //     real machines;
 //   - the other agents' main processes are killed from inside their machines every 0.3–1.5 s,
 //     mostly on nodes in the middle of their update. What each timed kill interrupts depends on
 //     timing.
 //
-// systemd restarts a killed agent after 2 s (Restart=always).
+// The kubelet restarts a killed agent's container (with its crash-loop back-off).
 func (s *suite) agentKill(t *testing.T, ctx context.Context, r *round) {
 	s.setLimit(t, ctx, r, 2)
 	armed := map[string]int{} // node → failpoint step
@@ -134,9 +133,8 @@ func (s *suite) agentKill(t *testing.T, ctx context.Context, r *round) {
 	for i, n := range r.rng.Perm(len(s.nodes))[:failpointVictims] {
 		armed[s.nodes[n]] = steps[i] + 1
 	}
-	marker := fmt.Sprintf("/var/lib/mco-chaos/failpoint-%s-%d", r.test, r.n)
 	for _, node := range slices.Sorted(maps.Keys(armed)) {
-		if err := s.armFailpoint(ctx, node, armed[node], marker); err != nil {
+		if err := s.armFailpoint(ctx, node, armed[node]); err != nil {
 			t.Fatalf("arming the failpoint on %s: %v", node, err)
 		}
 	}
@@ -145,7 +143,7 @@ func (s *suite) agentKill(t *testing.T, ctx context.Context, r *round) {
 	stop := s.inject(t, ctx, func(ctx context.Context) {
 		checkFailpoints := func(ctx context.Context) {
 			for node, step := range armed {
-				if at, ok := s.failpointFired(ctx, node, marker); ok && !fired[node] {
+				if at, ok := s.failpointFired(ctx, node); ok && !fired[node] {
 					fired[node] = true
 					r.faults.add(at, fmt.Sprintf("%s=%d: the agent of %s killed itself at step %d of its transaction", failpoint.KillAtEnv, step, node, step))
 				}
@@ -193,11 +191,11 @@ func (s *suite) agentKill(t *testing.T, ctx context.Context, r *round) {
 	}
 }
 
-// failpointFired reads the marker the failpoint drop-in leaves ("killed KILL <unix time>").
-func (s *suite) failpointFired(ctx context.Context, node, marker string) (time.Time, bool) {
+// failpointFired reads the record the agent left when its failpoint fired ("killed KILL <unix time>").
+func (s *suite) failpointFired(ctx context.Context, node string) (time.Time, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	out, err := s.cl.Output(ctx, node, "cat", marker)
+	out, err := s.cl.Output(ctx, node, "cat", failpoint.FiredFile)
 	if err != nil || !strings.Contains(out, "KILL") {
 		return time.Time{}, false
 	}
@@ -210,28 +208,24 @@ func (s *suite) failpointFired(ctx context.Context, node, marker string) (time.T
 	return at, true
 }
 
-// armFailpoint restarts the agent of node with failpoint.KillAtEnv=step through a runtime
-// drop-in whose ExecStopPost, once the agent died of SIGKILL, records it in marker and removes
-// the drop-in before systemd restarts the agent (else the recovery could be killed at the same
-// step again and again).
-func (s *suite) armFailpoint(ctx context.Context, node string, step int, marker string) error {
-	const dropin = "/run/systemd/system/" + devcluster.AgentUnit + ".d/50-chaos-failpoint.conf"
-	unit := fmt.Sprintf(`[Service]
-Environment=%s=%d
-ExecStopPost=/bin/sh -c '[ "$$EXIT_STATUS" = KILL ] || exit 0; mkdir -p %s; echo "$$EXIT_CODE $$EXIT_STATUS $$(date +%%s.%%N)" >> %s; rm -f %s; systemctl daemon-reload'
-`, failpoint.KillAtEnv, step, path.Dir(marker), marker, dropin)
-	script := `mkdir -p "$(dirname "$1")" && printf '%s' "$2" > "$1" && systemctl daemon-reload && systemctl restart ` + devcluster.AgentUnit
-	_, err := s.cl.Output(ctx, node, "sh", "-c", script, "sh", dropin, unit)
+// armFailpoint arms failpoint.KillAtEnv=step for the agent of node through failpoint.ArmFile
+// on its root, which the agent reads and removes when it starts (so the recovery after the kill
+// is not killed at the same step again), then kills the agent for the kubelet to restart it.
+// The agent records the kill in failpoint.FiredFile just before it dies.
+func (s *suite) armFailpoint(ctx context.Context, node string, step int) error {
+	script := `rm -f ` + failpoint.FiredFile + ` && printf '%s=%d\n' "$1" "$2" > ` + failpoint.ArmFile + ` &&
+pkill -KILL -f "$3"`
+	_, err := s.cl.Output(ctx, node, "sh", "-c", script, "sh", failpoint.KillAtEnv, strconv.Itoa(step), devcluster.AgentProcess)
 	return err
 }
 
-// killAgent sends SIGKILL to the main process of the agent of node (not to a unit that is
-// between restarts) and returns its PID.
+// killAgent sends SIGKILL to the agent of node (its container's process, which the machine sees)
+// and returns its PID.
 func (s *suite) killAgent(ctx context.Context, node string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	out, err := s.cl.Output(ctx, node, "sh", "-c",
-		`pid=$(systemctl show -p MainPID --value `+devcluster.AgentUnit+`) && [ "${pid:-0}" -gt 0 ] && kill -KILL "$pid" && echo "$pid"`)
+		`pid=$(pgrep -f "$1" | head -1) && [ "${pid:-0}" -gt 0 ] && kill -KILL "$pid" && echo "$pid"`, "sh", devcluster.AgentProcess)
 	return strings.TrimSpace(out), err
 }
 

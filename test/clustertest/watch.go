@@ -31,8 +31,6 @@ type Watcher struct {
 	nodes map[string]*corev1.Node
 	max   int
 	worst []string
-	// wentNotReady holds every node seen with Ready=False since the last reset.
-	wentNotReady map[string]bool
 	// relists counts lists after the first (each one a broken watch that could not be resumed).
 	relists int
 	synced  chan struct{}
@@ -50,7 +48,7 @@ func Watch(ctx context.Context, cfg *rest.Config, selector string) (*Watcher, er
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{nodes: map[string]*corev1.Node{}, wentNotReady: map[string]bool{}, synced: make(chan struct{})}
+	w := &Watcher{nodes: map[string]*corev1.Node{}, synced: make(chan struct{})}
 	go w.run(ctx, cs, selector)
 	select {
 	case <-w.synced:
@@ -124,7 +122,6 @@ func (w *Watcher) replace(nodes []corev1.Node, first bool) {
 	clear(w.nodes)
 	for i := range nodes {
 		w.nodes[nodes[i].Name] = &nodes[i]
-		w.noteNotReady(&nodes[i])
 	}
 	w.count()
 }
@@ -137,16 +134,7 @@ func (w *Watcher) observe(kind watch.EventType, n *corev1.Node) {
 		return
 	}
 	w.nodes[n.Name] = n
-	w.noteNotReady(n)
 	w.count()
-}
-
-func (w *Watcher) noteNotReady(n *corev1.Node) {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
-			w.wentNotReady[n.Name] = true
-		}
-	}
 }
 
 // count records the current number of unavailable or cordoned managed nodes if it is a maximum.
@@ -168,21 +156,13 @@ func (w *Watcher) unavailable() []string {
 	return out
 }
 
-// Reset forgets the maximum and the NotReady sightings, keeping the nodes' current state; the
+// Reset forgets the maximum, keeping the nodes' current state; the
 // maximum starts again from the nodes unavailable now.
 func (w *Watcher) Reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.max, w.worst = 0, nil
-	clear(w.wentNotReady)
 	w.count()
-}
-
-// NotReadySeen reports whether node was seen NotReady since the last reset.
-func (w *Watcher) NotReadySeen(node string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.wentNotReady[node]
 }
 
 // MaxUnavailable is the most nodes seen unavailable or cordoned at once since the last reset,

@@ -12,9 +12,9 @@ import (
 
 // Where the platform facts land; the node units of the pool's base config read them.
 const (
-	KubeletEnvPath      = "/run/mco-dev/kubelet.env"
-	KubeletDropInDir    = "/run/mco-dev/kubelet.conf.d"
-	CNIConfDir          = "/run/mco-dev/cni"
+	KubeletEnvPath   = "/run/mco-dev/kubelet.env"
+	KubeletDropInDir = "/run/mco-dev/kubelet.conf.d"
+	CNIConfDir       = "/run/mco-dev/cni"
 )
 
 // File is one file the platform facts consist of.
