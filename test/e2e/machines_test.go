@@ -61,6 +61,24 @@ func TestRealMachines(t *testing.T) {
 		}
 	})
 
+	t.Run("a unit masked by a MachineConfig is masked inside each machine (the agent's pod acts through /rootfs)", func(t *testing.T) {
+		mc := &mcfgv1.MachineConfig{
+			ObjectMeta: metav1.ObjectMeta{Name: "65-worker-mask-timedated", Labels: map[string]string{protocol.RoleLabel: protocol.WorkerPool}},
+			Spec: mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(
+				`{"ignition":{"version":"3.4.0"},"systemd":{"units":[{"name":"systemd-timedated.service","mask":true}]}}`)}},
+		}
+		if err := cl.C.Create(ctx, mc); err != nil {
+			t.Fatal(err)
+		}
+		target = cl.WaitUpdatedWith(t, ctx, target, 3, mc.Name)
+		for _, n := range workers {
+			// is-enabled exits 1 for a masked unit, saying "masked".
+			if got := cl.InMachine(t, ctx, n, "sh", "-c", "systemctl is-enabled systemd-timedated.service || true"); got != "masked" {
+				t.Errorf("%s: systemd-timedated.service is %q inside the machine, want masked", n, got)
+			}
+		}
+	})
+
 	t.Run("a kernel argument reboots each machine exactly once and is on its command line", func(t *testing.T) {
 		watcher.Reset()
 		before := map[string]int{}
