@@ -24,13 +24,15 @@ import (
 
 // planned is what `mco plan` (changeplan.Between, under the cluster's MachineConfiguration read
 // as the agent reads it) says about moving a node of pool from one rendered config to another.
-func planned(t *testing.T, ctx context.Context, pool, from, to string) *changeplan.Plan {
+// from is the rendered config the node ran, read while it was in use: once the node has moved
+// on, the render controller may have garbage-collected it.
+func planned(t *testing.T, ctx context.Context, pool string, from *mcfgv1.MachineConfig, to string) *changeplan.Plan {
 	t.Helper()
 	policies, _, err := plan.ClusterPolicies(ctx, env.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := changeplan.Between(pool, renderedConfig(t, ctx, from), renderedConfig(t, ctx, to), policies)
+	p, err := changeplan.Between(pool, from, renderedConfig(t, ctx, to), policies)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +55,7 @@ func TestUnreadableRegistriesConfIsRefused(t *testing.T) {
 	createReadyNode(t, ctx, name, map[string]string{"node-role.kubernetes.io/" + pool: ""})
 	ag := startAgent(t, name, root)
 	awaitNode(t, ctx, name, "Done in "+r0, doneIn(r0))
+	before := renderedConfig(t, ctx, r0)
 
 	broken := "[[registry]\n  location = \"apps.example.org\"\n"
 	createPoolConfig(t, ctx, pool, "50-"+pool+"-broken", map[string]string{registriesConf: broken, "/etc/extra.conf": "x"})
@@ -62,7 +65,7 @@ func TestUnreadableRegistriesConfIsRefused(t *testing.T) {
 	if ev := awaitEvent(t, ctx, name, "UpdateRefused"); ev.Type != "Warning" || !strings.Contains(ev.Message, r1) {
 		t.Errorf("event %s %q", ev.Type, ev.Message)
 	}
-	if p := planned(t, ctx, pool, r0, r1); p.Disruption != "refused" || len(p.Refused) != 1 || !strings.Contains(n.Annotations[protocol.ReasonAnnotation], p.Refused[0]) {
+	if p := planned(t, ctx, pool, before, r1); p.Disruption != "refused" || len(p.Refused) != 1 || !strings.Contains(n.Annotations[protocol.ReasonAnnotation], p.Refused[0]) {
 		t.Errorf("mco plan: disruption %q, refused %q; the agent: %q", p.Disruption, p.Refused, n.Annotations[protocol.ReasonAnnotation])
 	}
 	time.Sleep(2 * time.Second) // give a wrong agent time to go on
@@ -104,6 +107,7 @@ func TestIrreconcilableValidationOverridesReachTheAgent(t *testing.T) {
 	createReadyNode(t, ctx, name, map[string]string{"node-role.kubernetes.io/" + pool: ""})
 	ag := startAgent(t, name, root)
 	awaitNode(t, ctx, name, "Done in "+r0, doneIn(r0))
+	before := renderedConfig(t, ctx, r0)
 
 	create(t, ctx, &mcfgv1.MachineConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "50-" + pool + "-disk", Labels: map[string]string{protocol.RoleLabel: pool}},
@@ -128,7 +132,7 @@ func TestIrreconcilableValidationOverridesReachTheAgent(t *testing.T) {
 	create(t, ctx, mc)
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), mc) })
 	r1 := awaitPoolTarget(t, ctx, pool, r0)
-	if p := planned(t, ctx, pool, r0, r1); p.Disruption != "none" {
+	if p := planned(t, ctx, pool, before, r1); p.Disruption != "none" {
 		t.Errorf("mco plan: disruption %q (unreconcilable %q), want none", p.Disruption, p.Unreconcilable)
 	}
 	n := awaitNode(t, ctx, name, "Done in "+r1, doneIn(r1))
