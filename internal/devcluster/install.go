@@ -2,8 +2,6 @@ package devcluster
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"time"
@@ -162,10 +160,4 @@ func waitEstablished(ctx context.Context, c client.Client, name string) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("CRD %s not established after 1m", name)
-}
-
-func randomToken() string {
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
