@@ -45,8 +45,13 @@ target, 1 when it is Degraded, 2 when --timeout passes first.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			// A cancel at --timeout, not a deadline: client-go's rate limiter refuses at once
+			// a wait that would pass a deadline, with an error that is not the context's, and
+			// the timeout would then read as a failure (exit 1) instead of exit 2.
+			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
+			stop := time.AfterFunc(timeout, cancel)
+			defer stop.Stop()
 			return followRollout(ctx, cmd, c, pool, interval)
 		},
 	}
