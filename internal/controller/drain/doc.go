@@ -2,8 +2,9 @@
 // agent writes in the desiredDrain annotation and acknowledges each in lastAppliedDrain.
 //
 // It never blocks a worker on a drain. Each reconcile cordons the node, asks once for the
-// eviction of every pod still on it (kubectl's drain filters: DaemonSet and mirror pods stay,
-// emptyDir data goes, unmanaged pods go, each pod's own grace period), and either acknowledges
+// eviction of every pod still on it (internal/eviction decides which: kubectl's drain filter as
+// OpenShift runs it, DaemonSet and mirror pods stay, emptyDir data goes, unmanaged pods go; each
+// pod's own grace period), and either acknowledges
 // (no pods left) or requeues with a backoff that grows with the drain's age. The drain's start
 // time is a Node annotation, so the age, the backoff and the blocked threshold survive a
 // restart. A drain stuck longer than the threshold is reported on the Node (annotation, which the

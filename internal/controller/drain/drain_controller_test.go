@@ -40,6 +40,16 @@ func TestDrainEvictsKeepsDaemonSetPodsAndUncordons(t *testing.T) {
 	app := runningPod(t, ctx, ns, "app", node.Name, map[string]string{"app": "web"}, nil)
 	dsPod := runningPod(t, ctx, ns, "agent-x", node.Name, map[string]string{"app": "agent"},
 		[]metav1.OwnerReference{*metav1.NewControllerRef(ds, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))})
+	// A DaemonSet pod whose DaemonSet is gone (deleted with --cascade=orphan) goes, as kubectl's
+	// drain --force evicts it; a mirror pod (the kubelet's static pod) stays.
+	gone := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: ns, UID: "0a7d8c1e-0000-4000-8000-000000000001"}}
+	orphan := runningPod(t, ctx, ns, "gone-x", node.Name, map[string]string{"app": "gone"},
+		[]metav1.OwnerReference{*metav1.NewControllerRef(gone, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))})
+	static := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "static-" + node.Name, Namespace: ns, Annotations: map[string]string{corev1.MirrorPodAnnotationKey: "1"}},
+		Spec:       corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "c", Image: "example.com/c:1"}}},
+	}
+	create(t, ctx, static)
 
 	request(t, ctx, node.Name, protocol.DrainRequest("rendered-1"))
 	n := waitNode(t, ctx, node.Name, "drain acknowledged", func(n *corev1.Node) bool {
@@ -56,6 +66,12 @@ func TestDrainEvictsKeepsDaemonSetPodsAndUncordons(t *testing.T) {
 	}
 	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(dsPod), &corev1.Pod{}); err != nil {
 		t.Errorf("DaemonSet pod was removed: %v", err)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(orphan), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("orphaned DaemonSet pod not evicted: %v", err)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(static), &corev1.Pod{}); err != nil {
+		t.Errorf("mirror pod was removed: %v", err)
 	}
 
 	request(t, ctx, node.Name, protocol.UncordonRequest("rendered-1"))

@@ -11,35 +11,35 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	kubectldrain "k8s.io/kubectl/pkg/drain"
+
+	"github.com/mco-dev/mco/internal/eviction"
 )
 
 // evictOnce makes one eviction pass over the node's pods and returns what is still in the way.
-// It asks once per pod and never waits: the caller requeues. Pods already terminating are not
-// asked again; pods whose eviction a PodDisruptionBudget refuses are reported with the budget.
+// It asks once per pod and never waits: the caller requeues. Which pods go is eviction.Of's
+// decision (kubectl's drain filter as OpenShift runs it); pods already terminating are not asked
+// again; pods whose eviction a PodDisruptionBudget refuses are reported with the budget.
 func evictOnce(ctx context.Context, kube kubernetes.Interface, node string) ([]Obstacle, error) {
-	helper := &kubectldrain.Helper{
-		Ctx:                 ctx,
-		Client:              kube,
-		Force:               true, // pods without a controller go too: the node is about to change under them
-		IgnoreAllDaemonSets: true, // their controller would put them right back
-		DeleteEmptyDirData:  true, // emptyDir dies with the pod anyway
-		GracePeriodSeconds:  -1,   // each pod's own terminationGracePeriodSeconds
-		Out:                 io.Discard,
-		ErrOut:              io.Discard,
+	pods, err := podsToEvict(ctx, kube, node)
+	if err != nil {
+		return nil, fmt.Errorf("listing pods of node %s: %w", node, err)
 	}
-	list, errs := helper.GetPodsForDeletion(node)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("listing pods of node %s: %w", node, errors.Join(errs...))
+	helper := &kubectldrain.Helper{
+		Ctx:                ctx,
+		Client:             kube,
+		GracePeriodSeconds: -1, // each pod's own terminationGracePeriodSeconds
+		Out:                io.Discard,
+		ErrOut:             io.Discard,
 	}
 	var obstacles []Obstacle
 	var failures []error
 	budgets := &budgetIndex{kube: kube}
-	for _, pod := range list.Pods() {
-		key := pod.Namespace + "/" + pod.Name
-		if pod.DeletionTimestamp != nil {
+	for _, p := range pods {
+		pod, key := p.pod, p.pod.Namespace+"/"+p.pod.Name
+		if p.disposition == eviction.Terminating {
 			obstacles = append(obstacles, Obstacle{Pod: key})
 			continue
 		}
@@ -63,18 +63,50 @@ func evictOnce(ctx context.Context, kube kubernetes.Interface, node string) ([]O
 	return obstacles, errors.Join(failures...)
 }
 
-// budgetIndex names the PodDisruptionBudgets whose selector matches a pod. The eviction refusal
-// does not name the budget in a structured field, so it is looked up. One budget typically
-// refuses every replica it covers, so each namespace is listed once per eviction pass, not once
-// per refused pod; a failed list is not remembered, the next pod tries again.
-type budgetIndex struct {
-	kube        kubernetes.Interface
-	byNamespace map[string][]budget
+// podToEvict is a pod the drain does not leave on the node: to evict, or already terminating.
+type podToEvict struct {
+	pod         corev1.Pod
+	disposition eviction.Disposition
 }
 
-type budget struct {
-	name     string
-	selector labels.Selector
+// podsToEvict lists the node's pods (all namespaces, field selector spec.nodeName, uncached) and
+// keeps those eviction.Of does not leave on the node. A DaemonSet's pod stays unless its
+// DaemonSet is gone, which only a lookup tells: any other failure of that lookup fails the pass
+// before anything is evicted, as kubectl's drain does.
+func podsToEvict(ctx context.Context, kube kubernetes.Interface, node string) ([]podToEvict, error) {
+	list, err := kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	var pods []podToEvict
+	for _, pod := range list.Items {
+		gone := false
+		if ds := eviction.DaemonSet(&pod); ds != "" {
+			_, err := kube.AppsV1().DaemonSets(pod.Namespace).Get(ctx, ds, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				gone = true
+			case err != nil:
+				return nil, fmt.Errorf("pod %s/%s: looking up its DaemonSet %s: %w", pod.Namespace, pod.Name, ds, err)
+			}
+		}
+		if d := eviction.Of(&pod, gone); d != eviction.Stays {
+			pods = append(pods, podToEvict{pod: pod, disposition: d})
+		}
+	}
+	return pods, nil
+}
+
+// budgetIndex names the PodDisruptionBudgets that select a pod (eviction.Covering, as the API
+// server matches them). The eviction refusal does not name the budget in a structured field, so
+// it is looked up. One budget typically refuses every replica it covers, so each namespace is
+// listed once per eviction pass, not once per refused pod; a failed list is not remembered, the
+// next pod tries again.
+type budgetIndex struct {
+	kube        kubernetes.Interface
+	byNamespace map[string][]policyv1.PodDisruptionBudget
 }
 
 func (b *budgetIndex) covering(ctx context.Context, pod *corev1.Pod) ([]string, error) {
@@ -83,17 +115,13 @@ func (b *budgetIndex) covering(ctx context.Context, pod *corev1.Pod) ([]string, 
 		return nil, err
 	}
 	var names []string
-	for _, pdb := range budgets {
-		if pdb.selector.Matches(labels.Set(pod.Labels)) {
-			names = append(names, pdb.name)
-		}
+	for _, pdb := range eviction.Covering(pod, budgets) {
+		names = append(names, pdb.Namespace+"/"+pdb.Name)
 	}
 	return names, nil
 }
 
-// namespace lists the budgets of ns that can select anything; an invalid or empty selector
-// covers no pod.
-func (b *budgetIndex) namespace(ctx context.Context, ns string) ([]budget, error) {
+func (b *budgetIndex) namespace(ctx context.Context, ns string) ([]policyv1.PodDisruptionBudget, error) {
 	if budgets, ok := b.byNamespace[ns]; ok {
 		return budgets, nil
 	}
@@ -101,19 +129,11 @@ func (b *budgetIndex) namespace(ctx context.Context, ns string) ([]budget, error
 	if err != nil {
 		return nil, fmt.Errorf("listing PodDisruptionBudgets of %s: %w", ns, err)
 	}
-	var budgets []budget
-	for _, pdb := range pdbs.Items {
-		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-		if err != nil || sel.Empty() {
-			continue
-		}
-		budgets = append(budgets, budget{name: pdb.Namespace + "/" + pdb.Name, selector: sel})
-	}
 	if b.byNamespace == nil {
-		b.byNamespace = map[string][]budget{}
+		b.byNamespace = map[string][]policyv1.PodDisruptionBudget{}
 	}
-	b.byNamespace[ns] = budgets
-	return budgets, nil
+	b.byNamespace[ns] = pdbs.Items
+	return pdbs.Items, nil
 }
 
 // budgetCause is the API server's explanation of a refused eviction ("The disruption budget x
