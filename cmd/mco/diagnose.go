@@ -31,9 +31,9 @@ MachineConfiguration, KubeletConfig, ContainerRuntimeConfig and MachineConfigPoo
 events about them, about Nodes and in mco's namespace; the controller's and server's logs;
 each node's agent log; and summary.txt. What cannot be collected is listed in errors.txt.
 
-Logs come from the pods in openshift-machine-config-operator (pods/log), or, for a dev cluster
-(--dev-dir, or a --kubeconfig/$KUBECONFIG that is DIR/kubeconfig of a dev cluster), from its
-log files and from inside its machines (journalctl). See docs/diagnose.md.`,
+Logs come from the pods in openshift-machine-config-operator (pods/log); for a dev cluster
+(--dev-dir, or a --kubeconfig/$KUBECONFIG that is DIR/kubeconfig of a dev cluster) also from
+its host processes' log files and from inside its machines (journalctl). See docs/diagnose.md.`,
 		Example: `  mco diagnose --kubeconfig _out/demo/kubeconfig
   mco diagnose --since 3h --output /tmp/worker-stuck.tar.gz`,
 		Args: cobra.NoArgs,
@@ -49,9 +49,10 @@ log files and from inside its machines (journalctl). See docs/diagnose.md.`,
 			if devDir == "" {
 				devDir = diagnose.DevDirFor(cmp.Or(kubeconfig, os.Getenv("KUBECONFIG")))
 			}
-			var logs diagnose.LogSource = diagnose.Pods{Client: cs, Namespace: diagnose.Namespace}
+			pods := diagnose.Pods{Client: cs, Namespace: diagnose.Namespace}
+			var logs diagnose.LogSource = pods
 			if devDir != "" {
-				logs = diagnose.DevCluster{Dir: devDir}
+				logs = diagnose.DevCluster{Dir: devDir, Pods: pods}
 			}
 			now := time.Now()
 			if output == "" {

@@ -66,3 +66,25 @@ func installSetting(t *testing.T, c corev1.Container, flag, env, key string) str
 	cm := typed[corev1.ConfigMap](t, find(t, "ConfigMap", mcoNS, ref.Name))
 	return cm.Data[key]
 }
+
+// The server listens on its node's own address (the kubelet's InternalIP, which api-int's
+// load balancer reaches), not on every address of the host network it shares.
+func TestServerListensOnItsNodesAddress(t *testing.T) {
+	ds := typed[appsv1.DaemonSet](t, find(t, "DaemonSet", mcoNS, "mco-server"))
+	c := ds.Spec.Template.Spec.Containers[0]
+	bind := flagValue(c.Args, "--bind-address")
+	env, ok := strings.CutPrefix(bind, "$(")
+	if !ok || !ds.Spec.Template.Spec.HostNetwork {
+		t.Fatalf("--bind-address %q (hostNetwork %v): want the node's address from an environment variable", bind, ds.Spec.Template.Spec.HostNetwork)
+	}
+	env = strings.TrimSuffix(env, ")")
+	for _, e := range c.Env {
+		if e.Name == env {
+			if e.ValueFrom == nil || e.ValueFrom.FieldRef == nil || e.ValueFrom.FieldRef.FieldPath != "status.hostIP" {
+				t.Errorf("%s is %+v, want the downward API's status.hostIP", env, e)
+			}
+			return
+		}
+	}
+	t.Errorf("no environment variable %s for --bind-address", env)
+}

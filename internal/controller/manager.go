@@ -102,6 +102,11 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "mco-controller",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		// The process ends when the manager does (mco controller returns Start's error), so
+		// the lease can be handed back on the way out: a rolling update of the Deployment, or
+		// the bootstrap controller's end, passes control at once instead of after the lease's
+		// 15 s expiry, with no time when two act.
+		LeaderElectionReleaseOnCancel: true,
 		Cache:                   cacheOptions(opts, kinds),
 	})
 	if err != nil {

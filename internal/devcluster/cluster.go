@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -95,23 +94,43 @@ func Up(ctx context.Context, opts Options) error {
 		return err
 	}
 	logf(opts.Log, "installing CRDs, pools and MachineConfiguration cluster")
-	if err := install(ctx, c, certs, opts.CustomPools); err != nil {
+	if err := install(ctx, c, opts.CustomPools); err != nil {
 		return err
 	}
-	if err := st.startMCO(dir, opts.MCO, kubeconfig, apiURL, certs); err != nil {
+	logf(opts.Log, "starting the bootstrap controller on this host (until the control plane's pods take over)")
+	if err := st.startBootstrapController(dir, opts.MCO, kubeconfig); err != nil {
 		return err
 	}
-	logf(opts.Log, "installing mco from its image as README's Install says: kubectl apply --server-side -k of config/default (the agent's DaemonSet; controller and server run on this host)")
-	if err := installMCO(ctx, dir, filepath.Join(toolsDir, "kubectl"), kubeconfig, manifests, archive, strings.TrimPrefix(st.ServerURL, "https://"), apiURL); err != nil {
+	logf(opts.Log, "installing mco from its image as README's Install says: kubectl apply --server-side -k of config/default")
+	if err := installMCO(ctx, dir, filepath.Join(toolsDir, "kubectl"), kubeconfig, manifests, archive, ServerHost(), apiURL); err != nil {
+		return err
+	}
+	logf(opts.Log, "starting the bootstrap Machine Config Server on this host, behind api-int %s", ServerHost())
+	if err := st.startBootstrapServer(ctx, c, dir, opts.MCO, kubeconfig, apiURL); err != nil {
+		return err
+	}
+	st.ServerURL = "https://" + ServerHost()
+	if err := st.save(dir); err != nil {
 		return err
 	}
 	logf(opts.Log, "waiting for kube-controller-manager to issue the node bootstrap token")
 	if err := waitBootstrapToken(ctx, c); err != nil {
 		return err
 	}
+	logf(opts.Log, "booting the control-plane machine %s (pool master) from the bootstrap server", ControlPlaneMachine)
+	if err := st.addNode(ctx, c, dir, opts.ToolsDir, opts.MCO, ControlPlaneMachine, "master"); err != nil {
+		return err
+	}
+	if err := waitNodesDone(ctx, c, dir, st, []string{ControlPlaneMachine}, 3*time.Minute); err != nil {
+		return err
+	}
+	logf(opts.Log, "handing over: api-int to the server's pod on %s, the controller's pod takes the lead; the bootstrap processes stop", ControlPlaneMachine)
+	if err := st.handOver(ctx, c, dir); err != nil {
+		return err
+	}
 	for i := range opts.Nodes {
 		pool := opts.NodePools[i%len(opts.NodePools)]
-		name := fmt.Sprintf("%s-%d", pool, i)
+		name := freeName(dir, pool)
 		logf(opts.Log, "booting machine %s (pool %s): Ignition from the pool's pointer config, then systemd", name, pool)
 		if err := st.addNode(ctx, c, dir, opts.ToolsDir, opts.MCO, name, pool); err != nil {
 			return err
@@ -119,6 +138,16 @@ func Up(ctx context.Context, opts Options) error {
 	}
 	logf(opts.Log, "waiting for every machine to register its Node and report Done")
 	return waitNodesDone(ctx, c, dir, st, st.Machines, 3*time.Minute)
+}
+
+// freeName is the first <pool>-<n> no machine of dir has.
+func freeName(dir, pool string) string {
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("%s-%d", pool, i)
+		if _, err := os.Stat(MachineDir(dir, name)); errors.Is(err, os.ErrNotExist) {
+			return name
+		}
+	}
 }
 
 // install resolves the image archive and the install manifests, refusing what is missing.
@@ -159,13 +188,7 @@ func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	name := ""
-	for i := 0; ; i++ {
-		name = fmt.Sprintf("%s-%d", pool, i)
-		if _, err := os.Stat(MachineDir(dir, name)); errors.Is(err, os.ErrNotExist) {
-			break
-		}
-	}
+	name := freeName(dir, pool)
 	if err := st.addNode(ctx, c, dir, toolsDir, mco, name, pool); err != nil {
 		return "", err
 	}
@@ -174,39 +197,9 @@ func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) 
 	return name, waitNodesDone(ctx, c, dir, st, []string{name}, 3*time.Minute)
 }
 
-// DrainBlockedThreshold is the dev controller's --drain-blocked-threshold.
-const DrainBlockedThreshold = 20 * time.Second
-
-// startMCO runs the controller and the Machine Config Server against the dev API server.
-func (s *State) startMCO(dir, mco, kubeconfig, apiURL string, certs pki) error {
-	ports, err := freePorts(1)
-	if err != nil {
-		return err
-	}
-	port := ports[0]
-	serverHost := "127.0.0.1:" + strconv.Itoa(port)
-	s.ServerURL = "https://" + serverHost
-	if err := s.start(dir, ServerProcess, mco, "server", "--kubeconfig", kubeconfig, "--namespace", ServerNamespace,
-		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--insecure-port", "0",
-		"--tls-cert-file", certs.path("mcs.crt"), "--tls-private-key-file", certs.path("mcs.key"),
-		"--apiserver-url", apiURL, "--metrics-bind-address", ""); err != nil {
-		return err
-	}
-	return s.start(dir, ControllerProcess, mco, "controller", "--kubeconfig", kubeconfig,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
-		// A dev cluster's drains are of a few pods: one still running after 20 s is worth
-		// reporting (and `mco explain` names the pods and budgets in its way).
-		"--drain-blocked-threshold", DrainBlockedThreshold.String(),
-		"--server-host", serverHost, "--server-ca", "configmap:"+ServerNamespace+"/"+ServerCAConfigMap,
-		// The dev cluster brings its own serving certificate (the admin-supplied path; the
-		// server reads it from files), so the controller must not make one.
-		"--manage-server-cert=false",
-		"--server-namespace", ServerNamespace, "--machine-api-namespace", MachineAPINamespace)
-}
-
 // Down stops every process the dev cluster in dir started: machines first (each powered off
-// while the API server can still hear its Node go NotReady), then controller and server, the API
-// server, etcd last.
+// while the API server can still hear its Node go NotReady), then the bootstrap controller and
+// server if they still run, the API server, etcd last.
 func Down(dir string) error {
 	st, err := LoadState(dir)
 	if err != nil {
@@ -233,7 +226,7 @@ func Down(dir string) error {
 	for name := range st.Processes {
 		order = append(order, name)
 	}
-	rank := map[string]int{ControllerProcess: 1, ServerProcess: 1, ControllerManagerProcess: 2, SchedulerProcess: 2, APIServerProcess: 3, EtcdProcess: 4}
+	rank := map[string]int{BootstrapControllerProcess: 1, BootstrapServerProcess: 1, ControllerManagerProcess: 2, SchedulerProcess: 2, APIServerProcess: 3, EtcdProcess: 4}
 	slices.SortFunc(order, func(a, b string) int { return rank[a] - rank[b] })
 	for _, name := range order {
 		if err := stop(st.Processes[name], 10*time.Second); err != nil {

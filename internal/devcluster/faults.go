@@ -14,16 +14,14 @@ import (
 
 // Processes a fault can be injected into, as state.json names them.
 const (
-	ControllerProcess = "controller"
-	ServerProcess     = "server"
-	APIServerProcess  = "kube-apiserver"
-	EtcdProcess       = "etcd"
+	APIServerProcess = "kube-apiserver"
+	EtcdProcess      = "etcd"
 	// The Kubernetes controllers a real cluster runs beside the API server.
 	ControllerManagerProcess = "kube-controller-manager"
 	SchedulerProcess         = "kube-scheduler"
 )
 
-// Kill sends sig to the dev cluster's process name (controller, server, kube-apiserver, etcd)
+// Kill sends sig to the dev cluster's process name (kube-apiserver, etcd, ...)
 // and waits up to timeout until it is gone. A process that already stopped is not an error.
 func Kill(dir, name string, sig syscall.Signal, timeout time.Duration) error {
 	st, err := LoadState(dir)

@@ -3,7 +3,6 @@ package devcluster
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -25,7 +24,6 @@ import (
 const (
 	ServerNamespace     = "openshift-machine-config-operator"
 	MachineAPINamespace = "openshift-machine-api"
-	ServerCAConfigMap   = "machine-config-server-ca"
 )
 
 // bootstrapServiceAccount is whose token the server hands new machines in their kubeconfig (as
@@ -58,10 +56,10 @@ func bootstrapObjects() []client.Object {
 }
 
 // install creates the CRDs, namespaces, built-in pools (plus custom ones inheriting worker),
-// MachineConfiguration cluster and the server's CA bundle. The pools' server tokens are not
-// made here: mco controller creates them, as on a real install, and the user-data controller
+// MachineConfiguration cluster. The pools' server tokens, the server's certificate and its CA
+// bundle are not made here: mco controller creates them, as on a real install, and the user-data controller
 // writes a pool's pointer config only once its token exists.
-func install(ctx context.Context, c client.Client, certs pki, customPools []string) error {
+func install(ctx context.Context, c client.Client, customPools []string) error {
 	crds, err := crd.Installed()
 	if err != nil {
 		return err
@@ -76,10 +74,6 @@ func install(ctx context.Context, c client.Client, certs pki, customPools []stri
 			return err
 		}
 	}
-	caPEM, err := os.ReadFile(certs.path("ca.crt"))
-	if err != nil {
-		return err
-	}
 	objects := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ServerNamespace}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: MachineAPINamespace}},
@@ -91,7 +85,6 @@ func install(ctx context.Context, c client.Client, certs pki, customPools []stri
 			Type:       corev1.SecretTypeDockerConfigJson,
 			Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"mco-dev.local":{"auth":"ZGV2OmRldg=="}}}`)},
 		},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ServerNamespace, Name: ServerCAConfigMap}, Data: map[string]string{"ca-bundle.crt": string(caPEM)}},
 		machineConfiguration(),
 	}
 	objects = append(objects, bootstrapObjects()...)

@@ -34,14 +34,15 @@ func waitBootstrapToken(ctx context.Context, c client.Client) error {
 	return fmt.Errorf("secret %s has no token after 1m; is kube-controller-manager running? (see logs/%s.log)", key, ControllerManagerProcess)
 }
 
-// labelRoles gives each machine's Node its role label once the kubelet registered it, as an
-// installer does (kubeadm for its control-plane nodes): a kubelet may not set
-// node-role.kubernetes.io labels on its own Node.
+// labelRoles gives each machine's Node its role label once the kubelet registered it, and a
+// master's its NoSchedule taint, as an installer does (kubeadm for its control-plane nodes): a
+// kubelet may not set node-role.kubernetes.io labels on its own Node.
 func labelRoles(ctx context.Context, c client.Client, nodes []corev1.Node, machines []string) error {
 	for i := range nodes {
 		n := &nodes[i]
 		role := roleLabel(n.Name)
-		if !slices.Contains(machines, n.Name) || hasLabel(n, role) {
+		taint := role == protocol.MasterRoleLabel && !hasTaint(n, role)
+		if !slices.Contains(machines, n.Name) || (hasLabel(n, role) && !taint) {
 			continue
 		}
 		patch := client.MergeFrom(n.DeepCopy())
@@ -49,6 +50,11 @@ func labelRoles(ctx context.Context, c client.Client, nodes []corev1.Node, machi
 			n.Labels = map[string]string{}
 		}
 		n.Labels[role] = ""
+		if taint {
+			// As OpenShift's control plane: only what tolerates it (mco's server, controller
+			// and agent; the cluster's own) runs there, never a workload.
+			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: role, Effect: corev1.TaintEffectNoSchedule})
+		}
 		if err := c.Patch(ctx, n, patch); err != nil {
 			return fmt.Errorf("labelling Node %s %s: %w", n.Name, role, err)
 		}
@@ -68,3 +74,7 @@ func roleLabel(name string) string {
 }
 
 func hasLabel(n *corev1.Node, label string) bool { _, ok := n.Labels[label]; return ok }
+
+func hasTaint(n *corev1.Node, key string) bool {
+	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == key })
+}

@@ -17,9 +17,7 @@ const mcoImage = "ghcr.io/mco-dev/mco"
 
 // installOverlay is the kustomization mco dev applies, as README's "Install on a cluster" says:
 // config/default (reached from installDir by the relative path base, as kustomize requires)
-// with the image's tag and the two install settings. Until the controller and the server run as
-// pods (they run on this host, as a bootstrap node's would), it leaves their Deployment and
-// DaemonSet out.
+// with the image's tag and the two install settings, nothing else.
 func installOverlay(base, tag, serverHost, apiServerURL string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# Written by mco dev up: config/default as a user installs it, with this cluster's image and settings.
@@ -38,18 +36,6 @@ configMapGenerator:
   - serverHost=%s
   - apiServerURL=%s
 `, base, mcoImage, tag, serverHost, apiServerURL)
-	b.WriteString(`patches:
-- patch: |
-    $patch: delete
-    apiVersion: apps/v1
-    kind: Deployment
-    metadata: {name: mco-controller, namespace: openshift-machine-config-operator}
-- patch: |
-    $patch: delete
-    apiVersion: apps/v1
-    kind: DaemonSet
-    metadata: {name: mco-server, namespace: openshift-machine-config-operator}
-`)
 	return b.String()
 }
 

@@ -46,18 +46,16 @@ func (p pki) create() error {
 	if err := writeCert(p.path("ca"), caCert.Raw, caKey); err != nil {
 		return err
 	}
-	serving := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
 	// The API server is reached at the host's address for its machines, and by pods at the
-	// kubernetes Service, by its address or its names.
+	// kubernetes Service, by its address or its names. (The Machine Config Server's certificate
+	// is mco controller's to issue, as on a real install.)
 	layout := devnet.Default()
-	apiserver := *serving
-	apiserver.Subject.CommonName = "kube-apiserver"
-	apiserver.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IP(layout.HostAddr().AsSlice()), net.IP(layout.KubernetesService().AsSlice())}
-	apiserver.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
+	apiserver := x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IP(layout.HostAddr().AsSlice()), net.IP(layout.KubernetesService().AsSlice())},
+		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
 	// The API server's client certificate for kubelets (logs, exec): kubelets authorize it by
 	// asking the API server, which knows system:masters.
 	kubeletClient := &x509.Certificate{
@@ -68,7 +66,7 @@ func (p pki) create() error {
 		Subject:  pkix.Name{CommonName: "mco-dev-admin", Organization: []string{"system:masters"}},
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
-	for name, tmpl := range map[string]*x509.Certificate{"apiserver": &apiserver, "mcs": serving, "admin": admin, kubeletClientCert: kubeletClient} {
+	for name, tmpl := range map[string]*x509.Certificate{"apiserver": &apiserver, "admin": admin, kubeletClientCert: kubeletClient} {
 		if err := issue(p.path(name), tmpl, caCert, caKey); err != nil {
 			return err
 		}

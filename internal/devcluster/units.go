@@ -224,7 +224,3 @@ func baseConfig(role string) *mcfgv1.MachineConfig {
 func AgentLogsScript(n int) string {
 	return fmt.Sprintf(`tail -q -n %d /var/log/pods/openshift-machine-config-operator_mco-daemon-*/daemon/*.log 2>/dev/null | cut -d' ' -f4-`, n)
 }
-
-// AgentProcess matches the agent's process in a machine (pgrep -f): the DaemonSet's container
-// runs the node build of mco, which the machine sees in its PID namespace (hostPID).
-const AgentProcess = "^/usr/bin/mco-node daemon"

@@ -28,6 +28,9 @@ func Setup(l Layout, apiPort int) error {
 // AddNode gives machine i its node address.
 func AddNode(l Layout, i int) error { return run([]Command{l.NodeAddrCommand(i)}, false) }
 
+// PointAPIInt sends new connections to api-int's Machine Config Server port to target.
+func PointAPIInt(l Layout, target netip.AddrPort) error { return run(l.APIIntCommands(target), false) }
+
 // Teardown removes the network and every pod bridge of the layout.
 func Teardown(l Layout) error {
 	out, err := exec.Command("ip", "-j", "link", "show").Output()

@@ -1,6 +1,7 @@
 package devnet
 
 import (
+	"net/netip"
 	"slices"
 	"strconv"
 )
@@ -31,6 +32,7 @@ var (
 
 func (l Layout) servicesChain() string { return l.Chain + "-SERVICES" }
 func (l Layout) forwardChain() string  { return l.Chain + "-FORWARD" }
+func (l Layout) apiIntChain() string   { return l.Chain + "-API-INT" }
 
 // SetupCommands make the network; apiPort is the API server's port on HostAddr, where the
 // `kubernetes` Service's port 443 leads.
@@ -51,12 +53,19 @@ func (l Layout) SetupCommands(apiPort int) []Command {
 	// The host's own processes (hostNetwork pods: the agent) route before nat OUTPUT translates:
 	// a blackholed destination fails connect() at once. The kubernetes Service's address goes to
 	// the bridge instead, where nothing answers if the translation were ever missing.
-	cmds = append(cmds, ip(alreadyThere, "route", "add", l.KubernetesService().String()+"/32", "dev", l.HostBridge))
+	// So does api-int's: its translation (the API-INT chain) changes hands at the bootstrap's end.
+	for _, a := range []string{l.KubernetesService().String(), l.APIInt().String()} {
+		cmds = append(cmds, ip(alreadyThere, "route", "add", a+"/32", "dev", l.HostBridge))
+	}
 	cmds = append(cmds,
 		iptables(alreadyThere, "-t", "nat", "-N", svc),
 		iptables(nil, "-t", "nat", "-F", svc),
 		iptables(nil, "-t", "nat", "-A", svc, "-d", l.KubernetesService().String()+"/32", "-p", "tcp", "--dport", "443",
 			"-j", "DNAT", "--to-destination", host+":"+strconv.Itoa(apiPort)),
+		iptables(alreadyThere, "-t", "nat", "-N", l.apiIntChain()),
+		iptables(nil, "-t", "nat", "-F", l.apiIntChain()),
+		iptables(nil, "-t", "nat", "-A", svc, "-d", l.APIInt().String()+"/32", "-p", "tcp", "--dport", strconv.Itoa(APIIntPort),
+			"-j", l.apiIntChain()),
 		iptables(alreadyThere, "-N", fwd),
 		iptables(nil, "-F", fwd),
 		iptables(nil, "-A", fwd, "-s", l.Pods.String(), "-d", l.Pods.String(), "-j", "ACCEPT"),
@@ -93,6 +102,16 @@ func (l Layout) jumps(op string) []Command {
 	return cmds
 }
 
+// APIIntCommands send api-int's connections to target, the Machine Config Server that serves
+// now, as a load balancer's pool does: new connections go there, and established ones keep
+// their translation (conntrack) until they close.
+func (l Layout) APIIntCommands(target netip.AddrPort) []Command {
+	return []Command{
+		iptables(nil, "-t", "nat", "-F", l.apiIntChain()),
+		iptables(nil, "-t", "nat", "-A", l.apiIntChain(), "-p", "tcp", "-j", "DNAT", "--to-destination", target.String()),
+	}
+}
+
 // NodeAddrCommand gives machine i its node address.
 func (l Layout) NodeAddrCommand(i int) Command {
 	return ip(alreadyThere, "addr", "add", l.NodeAddr(i).String()+"/32", "dev", l.HostBridge)
@@ -102,7 +121,7 @@ func (l Layout) NodeAddrCommand(i int) Command {
 // (the machines' CNI made them; they outlive the machines).
 func (l Layout) TeardownCommands(podBridges []string) []Command {
 	cmds := l.jumps("-D")
-	for _, c := range []string{l.servicesChain()} {
+	for _, c := range []string{l.servicesChain(), l.apiIntChain()} {
 		cmds = append(cmds, iptables(notThere, "-t", "nat", "-F", c), iptables(notThere, "-t", "nat", "-X", c))
 	}
 	cmds = append(cmds, iptables(notThere, "-F", l.forwardChain()), iptables(notThere, "-X", l.forwardChain()))

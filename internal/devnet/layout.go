@@ -54,6 +54,14 @@ func (l Layout) PodCIDR(i int) netip.Prefix {
 // PodBridge is the bridge machine i's CNI puts its pods on (at most 15 characters, Linux's limit).
 func (l Layout) PodBridge(i int) string { return l.PodBridgePrefix + strconv.Itoa(i) }
 
+// APIInt is the address machines reach the Machine Config Server at (the dev cluster's
+// api-int load balancer): a virtual address this host translates to whichever server serves,
+// the bootstrap server first, then the control-plane machine's (see PointAPIInt).
+func (l Layout) APIInt() netip.Addr { return addrAt(l.NodeNet.Addr(), 2) }
+
+// APIIntPort is the Machine Config Server's port on APIInt, OpenShift's.
+const APIIntPort = 22623
+
 // KubernetesService is the `kubernetes` Service's cluster IP: the API server gives it the
 // Service range's first address.
 func (l Layout) KubernetesService() netip.Addr { return l.Services.Addr().Next() }

@@ -1,6 +1,7 @@
 package devnet
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -18,6 +19,7 @@ func TestAddresses(t *testing.T) {
 		{l.PodCIDR(7).String(), "10.244.7.0/24"},
 		{l.PodBridge(7), "mco-pods7"},
 		{l.KubernetesService().String(), "10.96.0.1"},
+		{l.APIInt().String(), "10.87.0.2"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %s, want %s", c.got, c.want)
@@ -75,5 +77,40 @@ func TestSetupCommandsLeadServiceToAPIServer(t *testing.T) {
 	}
 	if strings.Join(blackholes, " ") != "10.87.0.0/24 10.96.0.0/16 10.244.0.0/16" {
 		t.Errorf("blackholes: %q", blackholes)
+	}
+}
+
+// api-int's port leads through its own chain, which starts empty (nothing serves until the
+// bootstrap server does) and is replaced whole when the serving server changes.
+func TestAPIIntChangesHands(t *testing.T) {
+	l := Default()
+	var jump []string
+	for _, c := range l.SetupCommands(6443) {
+		if line := strings.Join(c.Args, " "); strings.Contains(line, "-j MCO-DEV-API-INT") {
+			jump = append(jump, line)
+		}
+	}
+	if len(jump) != 1 || !strings.Contains(jump[0], "-A MCO-DEV-SERVICES -d 10.87.0.2/32 -p tcp --dport 22623 -j MCO-DEV-API-INT") {
+		t.Errorf("jumps to api-int: %q", jump)
+	}
+	var lines []string
+	for _, c := range l.APIIntCommands(netip.MustParseAddrPort("10.87.0.10:22623")) {
+		lines = append(lines, strings.Join(c.Args, " "))
+	}
+	want := []string{
+		"iptables -w -t nat -F MCO-DEV-API-INT",
+		"iptables -w -t nat -A MCO-DEV-API-INT -p tcp -j DNAT --to-destination 10.87.0.10:22623",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("APIIntCommands:\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	var torn []string
+	for _, c := range l.TeardownCommands(nil) {
+		if line := strings.Join(c.Args, " "); strings.Contains(line, "MCO-DEV-API-INT") {
+			torn = append(torn, line)
+		}
+	}
+	if len(torn) != 2 {
+		t.Errorf("teardown of the api-int chain: %q", torn)
 	}
 }

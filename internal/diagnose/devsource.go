@@ -18,16 +18,23 @@ import (
 // MaxLogBytes bounds each log file in the bundle: its last MaxLogBytes are kept.
 const MaxLogBytes = 4 << 20
 
-// DevCluster reads the logs of the dev cluster in Dir (`mco dev up --dir`): the log files of
-// its processes (DIR/logs: controller, server, kube-apiserver, etcd, machine supervisors) and,
-// from inside each running machine, the journal of the agent and the units it depends on.
-type DevCluster struct{ Dir string }
+// DevCluster reads the logs of the dev cluster in Dir (`mco dev up --dir`): those of mco's
+// pods (Pods: the controller's and server's), the log files of its host processes (DIR/logs:
+// kube-apiserver, etcd, the bootstrap controller and server, machine supervisors) and, from
+// inside each running machine, the journal of the agent and the units it depends on.
+type DevCluster struct {
+	Dir  string
+	Pods Pods
+}
 
 func (d DevCluster) String() string { return "dev cluster in " + d.Dir }
 
-// ComponentLogs adds every DIR/logs/*.log as logs/<name>.log, its last MaxLogBytes; plain files
-// have no reliable timestamps to cut at since.
-func (d DevCluster) ComponentLogs(_ context.Context, b *Bundle, _ time.Duration) {
+// ComponentLogs adds the pods' logs as Pods does, and every DIR/logs/*.log as logs/<name>.log,
+// its last MaxLogBytes (plain files have no reliable timestamps to cut at since).
+func (d DevCluster) ComponentLogs(ctx context.Context, b *Bundle, since time.Duration) {
+	if d.Pods.Client != nil {
+		d.Pods.ComponentLogs(ctx, b, since)
+	}
 	paths, _ := filepath.Glob(filepath.Join(d.Dir, "logs", "*.log"))
 	if len(paths) == 0 {
 		b.Fail("logs", fmt.Errorf("no log files in %s", filepath.Join(d.Dir, "logs")))

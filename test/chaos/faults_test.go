@@ -41,30 +41,50 @@ const (
 	agentKillGap = 5 * time.Second
 )
 
-// controllerKill: `mco controller` is killed with SIGKILL every 2–3 s through the rollout and
-// started again (after up to 0.5 s) with the same arguments.
+// controllerKill: the controller's container (config/default's Deployment, on the control-plane
+// machine) is killed with SIGKILL every 2–3 s through the rollout, each time once the kubelet
+// has restarted it after the last kill.
 func (s *suite) controllerKill(t *testing.T, ctx context.Context, r *round) {
 	s.setLimit(t, ctx, r, 2)
 	s.change(t, ctx, r, false)
 	stop := s.inject(t, ctx, func(ctx context.Context) {
+		last := ""
 		for kills := 0; kills < maxControllerKills; kills++ {
 			if !clustertest.Sleep(ctx, between(r.rng, 2*time.Second, 3*time.Second)) {
 				return
 			}
-			down := between(r.rng, 0, 500*time.Millisecond)
-			if err := devcluster.Kill(s.cl.Dir, devcluster.ControllerProcess, syscall.SIGKILL, 10*time.Second); err != nil {
+			pid, err := s.killController(ctx, last)
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
 				t.Errorf("killing the controller: %v", err)
 				return
 			}
-			time.Sleep(down)
-			if err := devcluster.Restart(context.Background(), s.cl.Dir, devcluster.ControllerProcess); err != nil {
-				t.Errorf("restarting the controller: %v", err)
-				return
-			}
+			last = pid
 			r.faults.add(time.Now(), "")
 		}
 	})
 	s.settle(t, ctx, r, stop)
+}
+
+// killController waits (up to 30 s) until the controller's container runs as a process other
+// than previous, the one killed last (the kubelet restarts it within its 5 s back-off), sends it
+// SIGKILL and returns its PID.
+func (s *suite) killController(ctx context.Context, previous string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		out, err := s.cl.Output(ctx, devcluster.ControlPlaneMachine, "sh", "-c",
+			`pid=$(pgrep -f "$1" | head -1) && [ "${pid:-0}" -gt 0 ] && [ "$pid" != "$2" ] && kill -KILL "$pid" && echo "$pid"`,
+			"sh", devcluster.ControllerProcess, previous)
+		if err == nil {
+			return strings.TrimSpace(out), nil
+		}
+		if !clustertest.Sleep(ctx, 200*time.Millisecond) {
+			return "", fmt.Errorf("no controller process other than %q on %s after 30 s: %v", previous, devcluster.ControlPlaneMachine, err)
+		}
+	}
 }
 
 // apiServerRestart: once the rollout is under way (a node unavailable), kube-apiserver and etcd

@@ -55,7 +55,7 @@ func TestDiagnose(t *testing.T) {
 	for _, name := range []string{
 		"cluster/machineconfigpools/worker.yaml", "cluster/machineconfigpools/master.yaml", "cluster/nodes/worker-0.yaml",
 		"cluster/machineconfignodes/worker-0.yaml", "cluster/machineconfigs/" + mcName + ".yaml", "cluster/machineconfigs/" + target + ".yaml",
-		"cluster/machineconfigurations/cluster.yaml", "cluster/events.yaml", "logs/server.log", "nodes/worker-0/machine.yaml",
+		"cluster/machineconfigurations/cluster.yaml", "cluster/events.yaml", "logs/kube-apiserver.log", "logs/bootstrap-server.log", "nodes/worker-0/machine.yaml", "nodes/master-0/machine.yaml",
 		"explain/mcp-worker.txt", "explain/mcp-master.txt",
 	} {
 		if _, ok := files[name]; !ok {
@@ -76,8 +76,15 @@ func TestDiagnose(t *testing.T) {
 	if !strings.Contains(files["redactions.txt"], "machineconfig "+mcName+": file "+tokenPath+": sha256 "+hash) {
 		t.Errorf("redactions.txt:\n%s", files["redactions.txt"])
 	}
-	if !strings.Contains(files["logs/controller.log"], `"controller":"machineconfignode"`) {
-		t.Errorf("logs/controller.log (%d bytes) is not the controller's log: it never names its machineconfignode controller", len(files["logs/controller.log"]))
+	// The controller runs as config/default's pod: its log is logs/controller/<pod>.log.
+	controllerLog := ""
+	for name, body := range files {
+		if strings.HasPrefix(name, "logs/controller/") && !strings.HasSuffix(name, "-previous.log") {
+			controllerLog += body
+		}
+	}
+	if !strings.Contains(controllerLog, `"controller":"machineconfignode"`) {
+		t.Errorf("logs/controller/*.log (%d bytes) is not the controller pod's log: it never names its machineconfignode controller", len(controllerLog))
 	}
 	if journal := files["nodes/worker-0/agent.log"]; !strings.Contains(journal, "planned the update") || !strings.Contains(journal, target) {
 		t.Errorf("nodes/worker-0/agent.log is not the agent's journal:\n%s", journal)
