@@ -34,7 +34,7 @@ step "validate and render the examples offline"
 $mco validate examples/ && echo "examples/: valid"
 $mco render --pool worker examples/ | grep -E '^  name:|^  kernelArguments:|^  - audit|path: /etc|name: hello'
 
-step "start a local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, mco controller, mco server, 3 real systemd machines with a real kubelet and containerd"
+step "start a local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler; mco installed from its image (config/default); a control-plane machine master-0 booted by a bootstrap mco on this host, which then hands over to mco's pods on master-0; 3 worker machines booted from those pods; every machine a real systemd machine with a real kubelet and containerd"
 $mco dev up --dir "$dir" --nodes 3
 export KUBECONFIG=$dir/kubeconfig
 echo "--- each kubelet joined with the served bootstrap token and a certificate request the controller-manager approved:"
@@ -74,8 +74,10 @@ $mco status
 $mco dev status --dir "$dir" | sed -n '/^MACHINE/,/^$/p'
 echo "--- inside worker-0: PID 1, the node units, the kernel command line"
 $mco dev exec --dir "$dir" worker-0 -- sh -c 'echo "PID 1: $(cat /proc/1/comm)"; systemctl is-active containerd.service kubelet.service | paste -sd" "; echo "agent: $(tr "\\0" " " < /proc/$(pgrep -f "^/usr/bin/mco-node daemon" | head -1)/cmdline)"; cat /proc/cmdline'
-echo "--- mco's pods (config/default, from mco's own image):"
+echo "--- mco's pods (config/default, from mco's own image): the controller and the server on master-0, an agent on every machine; no mco process runs on this host:"
 $kubectl get pods -n openshift-machine-config-operator -o wide
+echo "--- this host's own processes: the control plane and a supervisor per machine (the bootstrap controller and server stopped at the hand-over; their logs: $dir/logs/bootstrap-*.log):"
+$mco dev status --dir "$dir" | sed -n '/^PROCESS/,$p'
 
 step "apply examples/: a chrony file, a systemd unit, an SSH key for core, a kernel argument (needs a reboot)"
 $kubectl apply -f examples/

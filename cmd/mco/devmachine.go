@@ -139,3 +139,26 @@ func newDevLoadImageCommand(dir *string) *cobra.Command {
 		},
 	}
 }
+
+// newDevUpgradeCommand installs another mco image over the dev cluster, as an admin upgrades.
+func newDevUpgradeCommand(dir *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "upgrade ARCHIVE",
+		Short: "Upgrade mco on the dev cluster to an image archive (make image): load it on every machine, then kubectl apply --server-side -k of the install overlay with its tag",
+		Long: `Upgrade mco as an admin does: make the new image available to every node (here: imported
+into each running machine's containerd and bound into the dev OS images for machines that boot
+later, where a real cluster would pull it from a registry), then apply the install overlay
+(DIR/install, config/default) with the image's tag. Kubernetes replaces the controller's,
+server's and agents' pods by their update strategies; a rollout in flight goes on.`,
+		Example: `  make image VERSION=v2 && mco dev upgrade --dir _out/demo bin/mco-image.tar`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tag, err := devcluster.Upgrade(cmd.Context(), *dir, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "applied config/default with ghcr.io/mco-dev/mco:%s; watch: kubectl -n openshift-machine-config-operator get pods -w\n", tag)
+			return nil
+		},
+	}
+}

@@ -75,7 +75,7 @@ func Up(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	st := &State{Processes: map[string]Process{}, ToolsDir: toolsDir, ImageArchive: archive}
+	st := &State{Processes: map[string]Process{}, ToolsDir: toolsDir, ImageArchive: archive, Manifests: manifests}
 	logf(opts.Log, "starting etcd and kube-apiserver")
 	apiURL, err := st.startControlPlane(ctx, dir, opts.ToolsDir, certs)
 	if err != nil {

@@ -60,3 +60,17 @@ func loadInto(ctx context.Context, mdir, archive string) error {
 	}
 	return nil
 }
+
+// loadIntoRunning imports archive into the machine if it runs. A machine that is down, or goes
+// down during the import (a reboot of a rollout), is not an error: every boot imports the
+// archives its OS image binds (mco-dev-images.service), which Upgrade rebinds first.
+func loadIntoRunning(ctx context.Context, mdir, archive string) error {
+	if ms, err := machine.ReadStatus(mdir); err != nil || ms.State != machine.Running {
+		return nil
+	}
+	err := loadInto(ctx, mdir, archive)
+	if ms, serr := machine.ReadStatus(mdir); err != nil && serr == nil && ms.State != machine.Running {
+		return nil
+	}
+	return err
+}

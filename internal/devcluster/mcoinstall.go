@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/mco-dev/mco/internal/machine"
 )
 
 // mcoImage is the image config/default names; the dev overlay sets its tag.
@@ -79,4 +82,48 @@ func installMCO(ctx context.Context, dir, kubectl, kubeconfig, manifests, archiv
 		return fmt.Errorf("kubectl apply --server-side -k %s: %w: %s", installDir, err, out)
 	}
 	return nil
+}
+
+// Upgrade installs the image archive over the running dev cluster in dir as an admin upgrades
+// mco: the image where every node's container runtime finds it (what a push to the registry
+// does on a real cluster: loaded into running machines, and bound into the OS images so that a
+// machine booting later imports it), then `kubectl apply --server-side -k` of the install
+// overlay with its tag. The rollout of the new pods is Kubernetes' (the Deployment's and
+// DaemonSets' update strategies). It returns the image's tag.
+func Upgrade(ctx context.Context, dir, archive string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if archive, err = filepath.Abs(archive); err != nil {
+		return "", err
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		return "", err
+	}
+	if st.Manifests == "" {
+		return "", fmt.Errorf("%s does not record the install manifests (a cluster of an older mco dev): recreate it", statePath(dir))
+	}
+	tag, err := imageTag(archive)
+	if err != nil {
+		return "", err
+	}
+	if err := machine.RebindImageFile(ImagesDir(dir), NodeImagesDir+"/mco.tar", archive); err != nil {
+		return "", fmt.Errorf("binding %s into the dev OS images: %w", archive, err)
+	}
+	st.ImageArchive = archive
+	if err := st.save(dir); err != nil {
+		return "", err
+	}
+	var errs []error
+	for _, name := range st.Machines {
+		if err := loadIntoRunning(ctx, MachineDir(dir, name), archive); err != nil {
+			errs = append(errs, fmt.Errorf("machine %s: %w", name, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return "", err
+	}
+	return tag, installMCO(ctx, dir, filepath.Join(st.ToolsDir, "kubectl"), filepath.Join(dir, "kubeconfig"), st.Manifests, archive, ServerHost(), st.APIServerURL)
 }

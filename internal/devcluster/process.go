@@ -18,9 +18,11 @@ type State struct {
 	ServerURL    string `json:"serverURL"`
 	// ToolsDir holds the kubelet and pause binaries new OS images carry, ImageArchive mco's
 	// container image they preload.
-	ToolsDir     string             `json:"toolsDir"`
-	ImageArchive string             `json:"imageArchive"`
-	Processes    map[string]Process `json:"processes"`
+	ToolsDir     string `json:"toolsDir"`
+	ImageArchive string `json:"imageArchive"`
+	// Manifests is the install's base (config/default), which upgrades apply again.
+	Manifests string             `json:"manifests,omitempty"`
+	Processes map[string]Process `json:"processes"`
 	// Machines are the dev machines, in the order they were created.
 	Machines []string `json:"machines,omitempty"`
 }

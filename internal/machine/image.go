@@ -2,6 +2,7 @@ package machine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -263,4 +264,36 @@ func copyFile(src, dst string, perm os.FileMode) error {
 		return err
 	}
 	return out.Close()
+}
+
+// RebindImageFile replaces, in every image of imagesDir that binds path, the host file bound
+// there with a copy of src: machines that boot from then on see the new file, running ones keep
+// the one they bound (the old file stays theirs until they reboot: a new inode, not a rewrite).
+func RebindImageFile(imagesDir, path, src string) error {
+	images, err := os.ReadDir(imagesDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range images {
+		image := filepath.Join(imagesDir, e.Name())
+		bound, err := readBound(image)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // not an image, or one being built
+		}
+		if err != nil {
+			return err
+		}
+		name, ok := bound[path]
+		if !ok {
+			continue
+		}
+		dst := filepath.Join(image, imageBoundDir, name)
+		if err := linkOrCopy(src, dst+".new"); err != nil {
+			return err
+		}
+		if err := os.Rename(dst+".new", dst); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/devcluster"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/testenv"
+	"github.com/mco-dev/mco/test/clustertest"
+)
+
+// upgradeVersion is the version string of the image mco upgrades itself to.
+const upgradeVersion = "e2e-upgrade"
+
+// mco upgrades itself mid-rollout: while a kernel-argument rollout is in flight (a node
+// unavailable), a new image (another version) is applied with `kubectl apply -k` of the install
+// overlay (`mco dev upgrade`). The controller's, server's and every agent's pod are replaced by
+// pods of the new image; the rollout completes, never more than maxUnavailable (1) node is
+// unavailable at once (an independent watcher), and every node ends Done on the pool's config
+// with the argument on its running kernel's command line: none is left half-applied.
+func TestMCOUpgradesItselfMidRollout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	archive := buildUpgradeImage(t, ctx)
+	cl := clustertest.Start(t, ctx, 2)
+	c := cl.C
+
+	old := mcoPods(t, ctx, c)
+	if len(old) != 4 { // controller, server, an agent on master-0 and on each worker
+		t.Fatalf("mco's pods before the upgrade: %v", old)
+	}
+	previous := cl.Pool(t, ctx).Spec.Configuration.Name
+	cl.Watcher.Reset()
+	karg := &mcfgv1.MachineConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "80-worker-upgrade-karg", Labels: map[string]string{protocol.RoleLabel: protocol.WorkerPool}},
+		Spec:       mcfgv1.MachineConfigSpec{KernelArguments: []string{"mco.upgrade=1"}},
+	}
+	if err := c.Create(ctx, karg); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.Eventually(t, 3*time.Minute, "a worker unavailable for the rollout", func() bool { return len(cl.Watcher.Unavailable()) > 0 })
+	inFlight := cl.Watcher.Unavailable()
+	out, err := run(ctx, testenv.RequireMCO(t), "dev", "upgrade", "--dir", cl.Dir, archive)
+	if err != nil {
+		t.Fatalf("mco dev upgrade: %v\n%s", err, out)
+	}
+	t.Logf("upgraded while %v was unavailable: %s", inFlight, out)
+
+	clustertest.Eventually(t, 5*time.Minute, "every mco pod replaced by a ready pod of the new image", func() bool {
+		pods := mcoPods(t, ctx, c)
+		if len(pods) != len(old) {
+			return false
+		}
+		for uid, p := range pods {
+			if _, stayed := old[uid]; stayed || !strings.HasSuffix(p, ":"+upgradeVersion) {
+				return false
+			}
+		}
+		return true
+	})
+	final := cl.WaitUpdatedWith(t, ctx, previous, 2, karg.Name)
+	if most, worst := cl.Watcher.MaxUnavailable(); most > 1 {
+		t.Errorf("%d nodes unavailable at once (%v), maxUnavailable is 1", most, worst)
+	}
+	for _, name := range []string{"worker-0", "worker-1"} {
+		n := cl.Node(t, ctx, name)
+		if n.Annotations[protocol.CurrentConfigAnnotation] != final || n.Annotations[protocol.StateAnnotation] != string(protocol.NodeDone) {
+			t.Errorf("node %s: current %q state %q, want Done on %s", name, n.Annotations[protocol.CurrentConfigAnnotation], n.Annotations[protocol.StateAnnotation], final)
+		}
+		if cmdline := cl.InMachine(t, ctx, name, "cat", "/proc/cmdline"); !strings.Contains(cmdline, "mco.upgrade=1") {
+			t.Errorf("node %s runs without the argument: %s", name, cmdline)
+		}
+	}
+	for _, p := range mcoPods(t, ctx, c) {
+		t.Log("after the upgrade: " + p)
+	}
+}
+
+// mcoPods are config/default's pods that are not being deleted, by UID: "<name> on <node>
+// <image>".
+func mcoPods(t *testing.T, ctx context.Context, c client.Client) map[types.UID]string {
+	t.Helper()
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(devcluster.ServerNamespace), client.MatchingLabels{"app.kubernetes.io/name": "mco"}); err != nil {
+		return nil
+	}
+	out := map[types.UID]string{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		ready := false
+		for _, cond := range p.Status.Conditions {
+			ready = ready || cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue
+		}
+		if ready {
+			out[p.UID] = p.Name + " on " + p.Spec.NodeName + " " + p.Spec.Containers[0].Image
+		}
+	}
+	return out
+}
+
+// buildUpgradeImage builds mco and mco-node stamped upgradeVersion and an image of them (make
+// image's builder, its Debian packages from make image's cache), returning the archive.
+func buildUpgradeImage(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	dir := t.TempDir()
+	root := testenv.RepoRoot()
+	ldflags := "-X github.com/mco-dev/mco/internal/version.Version=" + upgradeVersion
+	for _, b := range [][]string{
+		{"build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(dir, "mco"), "./cmd/mco"},
+		{"build", "-trimpath", "-tags", "nodeagent", "-ldflags", ldflags, "-o", filepath.Join(dir, "mco-node"), "./cmd/mco"},
+		{"run", "./hack/image", "-bin", dir, "-version", upgradeVersion, "-out", filepath.Join(dir, "mco-image.tar")},
+	} {
+		cmd := exec.CommandContext(ctx, "go", b...)
+		cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(b, " "), err, out)
+		}
+	}
+	return filepath.Join(dir, "mco-image.tar")
+}
