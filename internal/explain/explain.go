@@ -26,6 +26,10 @@ type Cluster struct {
 	Policies []rolloutv1.MachineConfigPoolRollout
 	// NotReadyThreshold is the node controller's --node-not-ready-threshold; 0 means its default.
 	NotReadyThreshold time.Duration
+	// NodePods are the pods on a draining node and the PodDisruptionBudgets of their namespaces,
+	// what its drain waits for; empty (Node "") when not read: a pool, a node not draining, a
+	// diagnose bundle.
+	NodePods NodePods
 }
 
 // Explanation is what an object is doing and why, in words an admin acts on.

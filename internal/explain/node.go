@@ -3,12 +3,14 @@ package explain
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mco-dev/mco/internal/eviction"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/statusview"
@@ -61,6 +63,9 @@ func Node(c Cluster, name string) (Explanation, error) {
 		x.Evidence = append(x.Evidence, poolConditionEvidence(pool)...)
 	}
 	x.Evidence = append(x.Evidence, eventEvidence(events, c.Now)...)
+	if c.NodePods.Node == name {
+		x.Evidence = append(x.Evidence, podEvidence(c.NodePods, drainWaits(c.NodePods.Pods, c.NodePods.Budgets))...)
+	}
 	return x, nil
 }
 
@@ -162,7 +167,9 @@ func (e nodeExplainer) explain(x *Explanation) {
 	}
 }
 
-// drain explains a drain the agent asked for that the drain controller has not acknowledged.
+// drain explains a drain the agent asked for that the drain controller has not acknowledged:
+// the pods and budgets in its way, from the drain controller's blocked report once it wrote one
+// and from the live pods and budgets (Cluster.NodePods) from the start, each named once.
 func (e nodeExplainer) drain(x *Explanation, desired, in string) {
 	now := e.c.Now
 	x.Summary = fmt.Sprintf("draining for %s in %s", desired, in)
@@ -170,25 +177,76 @@ func (e nodeExplainer) drain(x *Explanation, desired, in string) {
 	if started, err := time.Parse(time.RFC3339, e.annotation(protocol.DrainStartedAtAnnotation)); err == nil {
 		x.Doing += fmt.Sprintf(" (since %s, %s)", stamp(started), age(now.Sub(started)))
 	}
-	x.Next = "once every pod is evicted the drain controller acknowledges the drain and the agent applies the config"
-	report := e.annotation(protocol.DrainBlockedAnnotation)
-	if report == "" {
-		x.Next += "; a drain still running after the drain controller's threshold (--drain-blocked-threshold, 10m by default) is reported as DrainBlocked, naming the pods and budgets in the way"
-		return
+	live := e.c.NodePods.Node == e.n.Name && e.c.NodePods.Unread == ""
+	var waits []drainWait
+	if live {
+		waits = drainWaits(e.c.NodePods.Pods, e.c.NodePods.Budgets)
 	}
-	x.Summary = fmt.Sprintf("drain blocked for %s in %s", desired, in)
-	x.Why = []string{"the drain is blocked: " + bound(report)}
-	x.Next = "the drain controller retries each eviction (at most a minute apart) and the node stays cordoned; the agent applies the config once the last pod is gone"
-	budgets, pods := blockers(report)
+	report := e.annotation(protocol.DrainBlockedAnnotation)
+	var budgets, pods []string
+	if report == "" {
+		x.Next = "once every pod is evicted the drain controller acknowledges the drain and the agent applies the config; past the drain controller's threshold (--drain-blocked-threshold, 10m by default) it also reports the drain as DrainBlocked on the node and its pool"
+		if live && len(waits) == 0 {
+			x.Why = []string{"no pod the drain evicts is left on the node: the drain controller acknowledges the drain at its next pass"}
+		}
+		if len(waits) > 0 && waits[0].refused {
+			x.Summary += ": held by PodDisruptionBudget"
+			if len(waits[0].refusal.Budgets) > 1 {
+				x.Summary += "s"
+			}
+			x.Summary += " " + strings.Join(waits[0].budgets(), ", ")
+		}
+	} else {
+		x.Summary = fmt.Sprintf("drain blocked for %s in %s", desired, in)
+		x.Why = []string{"the drain is blocked: " + bound(report)}
+		x.Next = "the drain controller retries each eviction (at most a minute apart) and the node stays cordoned; the agent applies the config once the last pod is gone"
+		budgets, pods = blockers(report)
+	}
+	// The live pods the report does not name already, and what is in their way.
+	reported := slices.Clone(pods)
+	var several []drainWait
+	var lines []string
+	for _, w := range waits {
+		if slices.Contains(reported, w.key()) {
+			continue
+		}
+		lines = append(lines, w.line(now))
+		if !w.refused {
+			continue
+		}
+		if w.refusal.Reason == eviction.SeveralBudgets {
+			several = append(several, w)
+		} else {
+			budgets = appendNew(budgets, w.budgets()...)
+		}
+		pods = appendNew(pods, w.key())
+	}
+	if extra := len(lines) - maxDrainPods; extra > 0 {
+		lines = append(lines[:maxDrainPods], fmt.Sprintf("and %d more pods still on the node", extra))
+	}
+	x.Why = append(x.Why, lines...)
 	for _, b := range budgets[:min(len(budgets), 3)] {
-		x.YouCan = append(x.YouCan, fmt.Sprintf("see why PodDisruptionBudget %s allows no disruption: `kubectl get pdb %s -o wide`; scale its workload up or relax the budget", b, kubectlRef(b)))
+		x.YouCan = append(x.YouCan, budgetAdvice(b))
+	}
+	for _, w := range several[:min(len(several), 3)] {
+		x.YouCan = append(x.YouCan, severalBudgetsAdvice(w))
 	}
 	for _, p := range pods[:min(len(pods), 3)] {
-		x.YouCan = append(x.YouCan, fmt.Sprintf("if losing it is acceptable, delete pod %s yourself: `kubectl delete pod %s`", p, kubectlRef(p)))
+		x.YouCan = append(x.YouCan, deleteAdvice(p))
 	}
-	if len(budgets) == 0 && len(pods) == 0 {
+	if len(x.YouCan) == 0 && (report != "" || len(waits) > 0) {
 		x.YouCan = append(x.YouCan, fmt.Sprintf("see the pods left on the node: `kubectl get pods -A --field-selector spec.nodeName=%s`", e.n.Name))
 	}
+}
+
+// appendNew appends each of names that list does not hold yet.
+func appendNew(list []string, names ...string) []string {
+	for _, n := range names {
+		if !slices.Contains(list, n) {
+			list = append(list, n)
+		}
+	}
+	return list
 }
 
 // waiting explains a Done node that its pool has not yet targeted at its new config.
