@@ -111,4 +111,3 @@ func (e *explainCase) readyPod(ns, name, node string, labels map[string]string, 
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	e.must(controlPlane.Client.Status().Update(e.ctx, p))
 }
-
