@@ -29,8 +29,10 @@ why it is stuck or degraded (a drifted file, a drain blocked by a PodDisruptionB
 unreconcilable change, a node not back from its reboot, a paused pool, a pacing policy's
 canary, soak or maintenance window), what mco will do next, and what you can do, with the
 evidence: the Node's annotations and conditions, its MachineConfigNode, the pool's conditions,
-the policy's status and recent events. Accepts node/NAME (nodes/NAME) and mcp/NAME
-(machineconfigpool/NAME). -o json prints the same for programs.`,
+the policy's status and recent events. For a draining node it reads the pods on it and their
+PodDisruptionBudgets, and names the pods the drain still waits for and the budgets refusing
+them. Accepts node/NAME (nodes/NAME) and mcp/NAME (machineconfigpool/NAME). -o json prints
+the same for programs.`,
 		Example: `  mco explain node/worker-1
   mco explain mcp/worker -o json`,
 		Args: cobra.ExactArgs(1),
