@@ -107,7 +107,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		// the bootstrap controller's end, passes control at once instead of after the lease's
 		// 15 s expiry, with no time when two act.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                   cacheOptions(opts, kinds),
+		Cache:                         cacheOptions(opts, kinds),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
