@@ -275,6 +275,9 @@ func RebindImageFile(imagesDir, path, src string) error {
 		return err
 	}
 	for _, e := range images {
+		if !e.IsDir() {
+			continue // an archive kept beside the images
+		}
 		image := filepath.Join(imagesDir, e.Name())
 		bound, err := readBound(image)
 		if errors.Is(err, os.ErrNotExist) {

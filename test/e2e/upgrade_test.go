@@ -41,7 +41,7 @@ func TestMCOUpgradesItselfMidRollout(t *testing.T) {
 	c := cl.C
 
 	old := mcoPods(t, ctx, c)
-	if len(old) != 4 { // controller, server, an agent on master-0 and on each worker
+	if len(old) != 5 { // controller, server, an agent on master-0 and on each of the 2 workers
 		t.Fatalf("mco's pods before the upgrade: %v", old)
 	}
 	previous := cl.Pool(t, ctx).Spec.Configuration.Name
