@@ -123,7 +123,13 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 			return err
 		}
 	}
-	if err := a.apply(ctx, req, pl); err != nil {
+	// A stop (SIGTERM: the agent's pod replaced by an upgrade, or deleted) must not cut the
+	// transaction short: its systemctl calls would fail on the canceled context and the
+	// rollback with them, for no fault of the config. It finishes or rolls back under a
+	// context the stop does not cancel; the pod's grace period bounds it (the kubelet's SIGKILL
+	// after it is a crash, which the journal covers). A reboot it needs is left to the next
+	// agent (reboot-pending, below).
+	if err := a.apply(context.WithoutCancel(ctx), req, pl); err != nil {
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "UpdateFailed", err), err)
 	}
 	a.noteStep(machineconfignode.Step{Kind: machineconfignode.Applied, Current: current, Desired: desired, Reboot: pl.NeedsReboot(),
@@ -134,6 +140,10 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 		}
 	}
 	if pl.NeedsReboot() {
+		if err := ctx.Err(); err != nil {
+			// Stopped during the transaction: the next agent finds reboot-pending and reboots.
+			return err
+		}
 		return a.reboot(ctx, desired, causes(pl))
 	}
 	if err := a.clearRebootPending(); err != nil {

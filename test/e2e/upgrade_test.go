@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mco-dev/mco/internal/daemon/failpoint"
 	"github.com/mco-dev/mco/internal/devcluster"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
@@ -29,7 +30,9 @@ const upgradeVersion = "e2e-upgrade"
 // overlay (`mco dev upgrade`). The controller's, server's and every agent's pod are replaced by
 // pods of the new image; the rollout completes, never more than maxUnavailable (1) node is
 // unavailable at once (an independent watcher), and every node ends Done on the pool's config
-// with the argument on its running kernel's command line: none is left half-applied.
+// with the argument on its running kernel's command line, booted exactly once: none is left
+// half-applied. The first worker to update is held in the middle of its transaction until its
+// agent's pod is replaced (SIGTERM), so one transaction is certainly cut by the upgrade.
 func TestMCOUpgradesItselfMidRollout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
@@ -44,6 +47,12 @@ func TestMCOUpgradesItselfMidRollout(t *testing.T) {
 	if len(old) != 5 { // controller, server, an agent on master-0 and on each of the 2 workers
 		t.Fatalf("mco's pods before the upgrade: %v", old)
 	}
+	workers := []string{"worker-0", "worker-1"}
+	boots := map[string]int{}
+	for _, name := range workers {
+		boots[name] = cl.Boots(t, name)
+		holdMidTransaction(t, ctx, cl, name)
+	}
 	previous := cl.Pool(t, ctx).Spec.Configuration.Name
 	cl.Watcher.Reset()
 	karg := &mcfgv1.MachineConfig{
@@ -53,7 +62,18 @@ func TestMCOUpgradesItselfMidRollout(t *testing.T) {
 	if err := c.Create(ctx, karg); err != nil {
 		t.Fatal(err)
 	}
-	clustertest.Eventually(t, 3*time.Minute, "a worker unavailable for the rollout", func() bool { return len(cl.Watcher.Unavailable()) > 0 })
+	// The first worker to update holds in the middle of its transaction (the journal written,
+	// the commit not yet), until its agent's pod is replaced.
+	var held string
+	clustertest.Eventually(t, 3*time.Minute, "a worker's agent holding mid-transaction", func() bool {
+		for _, name := range workers {
+			if cl.NodeFile(ctx, name, failpoint.PausedFile) != "" {
+				held = name
+				return true
+			}
+		}
+		return false
+	})
 	inFlight := cl.Watcher.Unavailable()
 	out, err := run(ctx, testenv.RequireMCO(t), "dev", "upgrade", "--dir", cl.Dir, archive)
 	if err != nil {
@@ -77,7 +97,13 @@ func TestMCOUpgradesItselfMidRollout(t *testing.T) {
 	if most, worst := cl.Watcher.MaxUnavailable(); most > 1 {
 		t.Errorf("%d nodes unavailable at once (%v), maxUnavailable is 1", most, worst)
 	}
-	for _, name := range []string{"worker-0", "worker-1"} {
+	if fired := cl.NodeFile(ctx, held, failpoint.FiredFile); !strings.Contains(fired, "released TERM") {
+		t.Errorf("%s's agent was not stopped in the middle of its transaction by its pod's replacement: %s = %q", held, failpoint.FiredFile, fired)
+	}
+	for _, name := range workers {
+		if got := cl.Boots(t, name) - boots[name]; got != 1 {
+			t.Errorf("%s booted %d times for the kernel argument, want exactly once", name, got)
+		}
 		n := cl.Node(t, ctx, name)
 		if n.Annotations[protocol.CurrentConfigAnnotation] != final || n.Annotations[protocol.StateAnnotation] != string(protocol.NodeDone) {
 			t.Errorf("node %s: current %q state %q, want Done on %s", name, n.Annotations[protocol.CurrentConfigAnnotation], n.Annotations[protocol.StateAnnotation], final)
@@ -134,4 +160,19 @@ func buildUpgradeImage(t *testing.T, ctx context.Context) string {
 		}
 	}
 	return filepath.Join(dir, "mco-image.tar")
+}
+
+// holdMidTransaction arms the agent of node to hold at the second step of its next transaction
+// until SIGTERM (failpoint.HoldAtEnv, through failpoint.ArmFile), kills it for the kubelet to
+// start it again armed, and waits until the new agent took the arming.
+func holdMidTransaction(t *testing.T, ctx context.Context, cl *clustertest.Cluster, node string) {
+	t.Helper()
+	script := `rm -f ` + failpoint.FiredFile + ` ` + failpoint.PausedFile + ` && printf '%s=2\n' "$1" > ` + failpoint.ArmFile + ` && pkill -KILL -f "$2"`
+	if out, err := cl.Output(ctx, node, "sh", "-c", script, "sh", failpoint.HoldAtEnv, devcluster.AgentProcess); err != nil {
+		t.Fatalf("arming %s's agent: %v: %s", node, err, out)
+	}
+	clustertest.Eventually(t, time.Minute, node+"'s restarted agent taking the arming", func() bool {
+		_, err := cl.Output(ctx, node, "test", "!", "-e", failpoint.ArmFile)
+		return err == nil
+	})
 }

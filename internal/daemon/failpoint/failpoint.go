@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,19 +28,27 @@ const KillAtEnv = "MCO_DAEMON_KILL_AT"
 // machine's power at that step.
 const PauseAtEnv = "MCO_DAEMON_PAUSE_AT"
 
+// HoldAtEnv: the N-th Hit creates PausedFile and blocks until the process gets SIGTERM (its pod
+// replaced, the node shutting down), then records the release in FiredFile and returns: a step
+// that was still running when the stop came.
+const HoldAtEnv = "MCO_DAEMON_HOLD_AT"
+
 // Files on the node's root: PausedFile is created when the agent pauses; ArmFile holds
-// NAME=N lines (KillAtEnv, PauseAtEnv); FiredFile records a kill ("killed KILL <unix time>")
+// NAME=N lines (KillAtEnv, PauseAtEnv, HoldAtEnv); FiredFile records a kill ("killed KILL <unix time>")
+// or a hold's release ("held N released TERM <unix time>")
 // just before it happens, as a unit's ExecStopPost would.
 const (
 	PausedFile = "/run/mco-daemon-paused"
 	ArmFile    = "/run/mco-daemon-failpoint"
-	FiredFile  = "/run/mco-daemon-failpoint-fired"
+	// FiredFile outlives a reboot (not in /run): a test reads it after the node went on.
+	FiredFile = "/var/lib/mco-daemon-failpoint-fired"
 )
 
 var (
 	hits    atomic.Int64
 	killAt  = envInt(KillAtEnv)
 	pauseAt = envInt(PauseAtEnv)
+	holdAt  = envInt(HoldAtEnv)
 	root    = "/"
 )
 
@@ -78,8 +87,10 @@ func Load(nodeRoot string) error {
 			killAt = n
 		case name == PauseAtEnv:
 			pauseAt = n
+		case name == HoldAtEnv:
+			holdAt = n
 		default:
-			return fmt.Errorf("%s: unknown failpoint %q (want %s or %s)", path, name, KillAtEnv, PauseAtEnv)
+			return fmt.Errorf("%s: unknown failpoint %q (want %s, %s or %s)", path, name, KillAtEnv, PauseAtEnv, HoldAtEnv)
 		}
 	}
 	return nil
@@ -97,5 +108,14 @@ func Hit() {
 	if pauseAt > 0 && n == pauseAt {
 		_ = os.WriteFile(filepath.Join(root, PausedFile), []byte(strconv.FormatInt(pauseAt, 10)+"\n"), 0o644)
 		select {}
+	}
+	if holdAt > 0 && n == holdAt {
+		stop := make(chan os.Signal, 1)
+		signal.Notify(stop, syscall.SIGTERM)
+		defer signal.Stop(stop)
+		_ = os.WriteFile(filepath.Join(root, PausedFile), []byte(strconv.FormatInt(holdAt, 10)+"\n"), 0o644)
+		<-stop
+		now := float64(time.Now().UnixNano()) / 1e9
+		_ = os.WriteFile(filepath.Join(root, FiredFile), []byte(fmt.Sprintf("held %d released TERM %.6f\n", holdAt, now)), 0o644)
 	}
 }

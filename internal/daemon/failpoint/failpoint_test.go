@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestLoad(t *testing.T) {
@@ -33,5 +35,45 @@ func TestLoad(t *testing.T) {
 		if err := Load(dir); err == nil || !strings.Contains(err.Error(), ArmFile) {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+// A hold blocks the step until SIGTERM, records the release and lets the step go on.
+func TestHoldUntilSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{PausedFile, FiredFile} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { holdAt, root = 0, "/" }()
+	root, holdAt = dir, hits.Load()+1
+	returned := make(chan struct{})
+	go func() { Hit(); close(returned) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, PausedFile)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hold never wrote PausedFile")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case <-returned:
+		t.Fatal("Hit returned before SIGTERM")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Hit still holds after SIGTERM")
+	}
+	if fired, _ := os.ReadFile(filepath.Join(dir, FiredFile)); !strings.HasPrefix(string(fired), "held ") || !strings.Contains(string(fired), " released TERM ") {
+		t.Errorf("FiredFile = %q", fired)
 	}
 }
