@@ -38,7 +38,8 @@ type Options struct {
 	Systemd  systemd.Manager
 	OS       osimage.Backend
 	// Metrics, when set, receives the agent's Prometheus series; the kubelet's health is then
-	// checked at KubeletHealthURL (default DefaultKubeletHealthURL) every 30 s for them.
+	// checked every 30 s for them, at KubeletHealthURL if set, else where the running
+	// kubelet's configuration says it serves healthz.
 	Metrics          prometheus.Registerer
 	KubeletHealthURL string
 	Log              *slog.Logger
@@ -53,9 +54,6 @@ func (o *Options) defaults(root *noderoot.Root) {
 	}
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = time.Hour
-	}
-	if o.KubeletHealthURL == "" {
-		o.KubeletHealthURL = DefaultKubeletHealthURL
 	}
 	if o.JournalRetry == 0 {
 		o.JournalRetry = 5 * time.Second
@@ -127,7 +125,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		} else {
 			a.metrics.bootTime.Set(booted)
 		}
-		go watchKubelet(ctx, opts.KubeletHealthURL, 30*time.Second, a.metrics.kubeletState, opts.Log)
+		target := runningKubelet("/proc", opts.Log)
+		if opts.KubeletHealthURL != "" {
+			target = fixedKubelet(opts.KubeletHealthURL)
+		}
+		go watchKubelet(ctx, target, 30*time.Second, a.metrics.kubeletState, opts.Log)
 	}
 	if !a.kube.synced(ctx) {
 		return ctx.Err()

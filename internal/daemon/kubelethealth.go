@@ -10,18 +10,46 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// DefaultKubeletHealthURL is the kubelet's healthz endpoint (--healthz-port 10248, bound to
-// localhost), which the agent reaches because it runs in the host network.
+// DefaultKubeletHealthURL is the kubelet's default healthz endpoint (--healthz-port 10248,
+// bound to localhost), which the agent reaches because it runs in the host network.
 const DefaultKubeletHealthURL = "http://localhost:10248/healthz"
+
+// kubeletTarget says where to check the kubelet's health now, and whether to check at all.
+type kubeletTarget func() (url string, check bool)
+
+// fixedKubelet checks url.
+func fixedKubelet(url string) kubeletTarget { return func() (string, bool) { return url, true } }
+
+// runningKubelet checks where the running kubelet's own configuration says it serves healthz
+// (a KubeletConfig may change it, and a host whose machines share one network namespace gives
+// each kubelet its own address), and the default while no kubelet runs or its configuration
+// cannot be read. A kubelet that serves no healthz is not checked.
+func runningKubelet(procDir string, log *slog.Logger) kubeletTarget {
+	said := ""
+	return func() (string, bool) {
+		url, ok, found, err := runningKubeletHealthz(procDir)
+		if err != nil || !found {
+			if err != nil && said != err.Error() {
+				said = err.Error()
+				log.Warn("cannot read the running kubelet's configuration; checking its default healthz endpoint", "url", DefaultKubeletHealthURL, "err", err)
+			}
+			return DefaultKubeletHealthURL, true
+		}
+		return url, ok
+	}
+}
 
 // watchKubelet checks the kubelet's health every interval and exports the number of
 // consecutive failures (OpenShift's mcd_kubelet_state). A kubelet a config broke stops
 // answering at once, while its Node reads Ready until the node monitor's grace period ends.
-func watchKubelet(ctx context.Context, url string, interval time.Duration, failures prometheus.Gauge, log *slog.Logger) {
+func watchKubelet(ctx context.Context, target kubeletTarget, interval time.Duration, failures prometheus.Gauge, log *slog.Logger) {
 	client := &http.Client{Timeout: interval}
 	count := 0
 	for {
-		if err := checkKubelet(ctx, client, url); err != nil {
+		url, check := target()
+		if !check {
+			count = 0
+		} else if err := checkKubelet(ctx, client, url); err != nil {
 			if ctx.Err() != nil {
 				return
 			}

@@ -28,7 +28,7 @@ func TestKubeletHealthCountsConsecutiveFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		watchKubelet(ctx, kubelet.URL, 10*time.Millisecond, m.kubeletState, slog.Default())
+		watchKubelet(ctx, fixedKubelet(kubelet.URL), 10*time.Millisecond, m.kubeletState, slog.Default())
 		close(done)
 	}()
 	defer func() { cancel(); <-done }()
