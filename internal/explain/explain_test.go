@@ -215,7 +215,17 @@ func TestNode(t *testing.T) {
 	}, {
 		name: "no pool selects it",
 		node: func() corev1.Node { n := workerNode("w1", oldConfig, oldConfig); n.Labels = nil; return n }(),
-		want: want{summary: []string{"not managed: no pool selects it"}, youCan: []string{"kubectl label node w1 node-role.kubernetes.io/worker="}},
+		want: want{summary: []string{"not managed: no pool selects it"}, youCan: []string{"kubectl label node w1 node-role.kubernetes.io/worker="},
+			why: []string{"mcp/worker selects node-role.kubernetes.io/worker=: the node has no label node-role.kubernetes.io/worker"}},
+	}, {
+		name: "a kubeadm control-plane node no pool selects",
+		node: func() corev1.Node {
+			n := workerNode("cp1", "", "")
+			n.Labels = map[string]string{"node-role.kubernetes.io/control-plane": "", "kubernetes.io/os": "linux"}
+			return n
+		}(),
+		want: want{summary: []string{"not managed: no pool selects it"}, youCan: []string{"kubectl label node cp1 node-role.kubernetes.io/master="},
+			why: []string{"mcp/worker selects node-role.kubernetes.io/worker=: the node has no label node-role.kubernetes.io/worker"}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			pool := workerPool(t, newConfig)

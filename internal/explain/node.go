@@ -47,7 +47,12 @@ func Node(c Cluster, name string) (Explanation, error) {
 	case pool == nil:
 		x.Summary = "not managed: no pool selects it"
 		x.Doing, x.Next = "nothing", "nothing until a MachineConfigPool's nodeSelector matches its labels"
-		x.YouCan = []string{fmt.Sprintf("label it for a pool, e.g. `kubectl label node %s %s=`", name, protocol.WorkerRoleLabel)}
+		x.Why = rollout.NoPool(n, c.poolPointers())
+		role := protocol.WorkerRoleLabel
+		if _, controlPlane := n.Labels[controlPlaneLabel]; controlPlane {
+			role = protocol.MasterRoleLabel
+		}
+		x.YouCan = []string{fmt.Sprintf("label it for a pool, e.g. `kubectl label node %s %s=`", name, role)}
 	case !rollout.Managed(n):
 		x.Summary = fmt.Sprintf("joining mcp/%s: the agent has not reported yet", pool.Name)
 		x.Doing = "waiting for the node's agent to report the config the node runs (annotation currentConfig)"
@@ -75,6 +80,10 @@ type nodeExplainer struct {
 	pool   *mcfgv1.MachineConfigPool
 	events []corev1.Event
 }
+
+// controlPlaneLabel is the role label kubeadm gives its control-plane nodes (OpenShift's built-in
+// master pool selects node-role.kubernetes.io/master instead).
+const controlPlaneLabel = "node-role.kubernetes.io/control-plane"
 
 func (e nodeExplainer) annotation(key string) string { return e.n.Annotations[key] }
 

@@ -82,3 +82,22 @@ func TestTablesAndFrame(t *testing.T) {
 		t.Error("an updated pool on its target is complete")
 	}
 }
+
+// A node no pool selects is listed with the pool it is in ("-") and which label each pool
+// wants: the kubeadm worker an admin would otherwise never see is missing from every pool.
+func TestUnselectedNodeSaysWhy(t *testing.T) {
+	worker, err := pools.Builtin("worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeadm := node("k1", nil)
+	kubeadm.Labels = map[string]string{"kubernetes.io/os": "linux"}
+	var out bytes.Buffer
+	if err := WriteTables(&out, nil, Nodes([]mcfgv1.MachineConfigPool{*worker}, []corev1.Node{kubeadm})); err != nil {
+		t.Fatal(err)
+	}
+	want := "k1    -     -        -        -      -      in no pool: mcp/worker selects node-role.kubernetes.io/worker=: the node has no label node-role.kubernetes.io/worker"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("tables lack %q:\n%s", want, out.String())
+	}
+}

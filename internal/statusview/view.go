@@ -81,6 +81,11 @@ func Nodes(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []NodeRow {
 			Name: n.Name, Pool: pool, Current: a[protocol.CurrentConfigAnnotation], Desired: a[protocol.DesiredConfigAnnotation],
 			State: a[protocol.StateAnnotation], Reason: firstLine(a[protocol.ReasonAnnotation]),
 		}
+		if pool == "" && row.Reason == "" {
+			// Unmanaged nodes are the ones an admin misses most (a kubeadm node has no role
+			// label for the built-in pools): say which label each pool wants.
+			row.Reason = "in no pool: " + strings.Join(rollout.NoPool(n, poolPtrs), "; ")
+		}
 		if target, ok := targets[pool]; ok {
 			row.Phase = NodePhase(n, target)
 		}
