@@ -98,6 +98,8 @@ $mco dev status --dir "$dir" | sed -n '/^MACHINE/,/^$/p'
 
 step "a 4th machine joins: the real Ignition client boots it from the pool's pointer config"
 $mco dev join --dir "$dir" --pool worker
+echo "--- its kubelet joined as every node does: the served bootstrap token, then its own certificate through a request the controller-manager approved:"
+$kubectl get csr --sort-by=.metadata.creationTimestamp -o custom-columns=NAME:.metadata.name,REQUESTOR:.spec.username,CONDITION:.status.conditions[0].type | tail -1
 $mco status
 echo "--- worker-3 booted, applied the kernel argument in its first-boot service, rebooted once, then reported Done:"
 $mco dev exec --dir "$dir" worker-3 -- cat /proc/cmdline
