@@ -102,6 +102,7 @@ func TestDiagnose(t *testing.T) {
 	if files["errors.txt"] != "none: every part was collected\n" {
 		t.Errorf("errors.txt:\n%s", files["errors.txt"])
 	}
+	t.Run("mco status in a pod of its own image", func(t *testing.T) { statusInPod(t, ctx, cl) })
 }
 
 // readBundle reads a tar.gz written by mco diagnose: every file under dir/, by its path below.

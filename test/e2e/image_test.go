@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,32 +12,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mco-dev/mco/internal/devcluster"
 	"github.com/mco-dev/mco/internal/testenv"
 	"github.com/mco-dev/mco/test/clustertest"
 )
 
-// TestInClusterClientFromImage: mco's own image (bin/mco-image.tar, `make image`), loaded into
-// the machines' containerd without a registry, runs as a pod on a real kubelet and talks to the
-// API server the way in-cluster clients do: through the kubernetes Service (which the dev
-// network leads to the API server) with the bound token ServiceAccount admission projected, the
-// API server's certificate verified for the Service's address. `kubectl logs` then reaches the
-// kubelet (the API server's client certificate, authenticated with the served kubelet CA).
-func TestInClusterClientFromImage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
-	}
-	archive := filepath.Join(testenv.RepoRoot(), "bin", "mco-image.tar")
-	if _, err := os.Stat(archive); err != nil {
-		t.Fatalf("mco's image is missing (%v): run `make image`", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+// statusInPod: mco's own image (bin/mco-image.tar, `make image`), preloaded into the machines'
+// containerd without a registry, runs `mco status` as a pod of its own on a real kubelet and
+// talks to the API server the way in-cluster clients do: through the kubernetes Service (which
+// the dev network leads to the API server) with the bound token ServiceAccount admission
+// projected, the API server's certificate verified for the Service's address. `kubectl logs`
+// then reaches the kubelet (the API server's client certificate, authenticated with the served
+// kubelet CA). (Every dev cluster's controller and server pods are in-cluster clients too; this
+// is the CLI's path, on a cluster a test already has: a cluster of its own would cost a boot.)
+func statusInPod(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
+	t.Helper()
 	kubectl := testenv.RequireTool(t, "kubectl")
-	cl := clustertest.Start(t, ctx, 1)
-	if err := devcluster.LoadImage(ctx, cl.Dir, archive); err != nil {
-		t.Fatal(err)
-	}
 	const sa = "mco-e2e-reader"
 	objects := []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: sa}},
