@@ -26,13 +26,12 @@ k8s_ldflags=""
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   k8s_ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=$k8s_major -X $pkg.gitMinor=$k8s_minor"
 done
-k8s_build() { CGO_ENABLED=0 go build -trimpath -ldflags "$k8s_ldflags" -o "$out/$1" "$2"; }
-
-k8s_build kube-apiserver ./kube-apiserver
-k8s_build kubectl k8s.io/kubernetes/cmd/kubectl
-k8s_build kubelet k8s.io/kubernetes/cmd/kubelet
-k8s_build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
-k8s_build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
+# One go build for all of them (each binary named after its package's directory): their
+# packages compile and link in parallel, where one build after another leaves a core idle on
+# each one's link and critical path (a cold make tools is most of a cold CI run's build).
+CGO_ENABLED=0 go build -trimpath -ldflags "$k8s_ldflags" -o "$out/" ./kube-apiserver \
+  k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubelet \
+  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
 CGO_ENABLED=0 go build -trimpath -o "$out/etcd" ./etcd
 # The pod sandbox's process (internal/image.WritePause makes it the pause image): static, so the
 # image needs nothing else.
