@@ -35,6 +35,10 @@ func runningKubelet(procDir string, log *slog.Logger) kubeletTarget {
 			}
 			return DefaultKubeletHealthURL, true
 		}
+		if !ok && said != "off" {
+			said = "off"
+			log.Warn("the running kubelet serves no healthz (healthzPort 0): its health is not checked and mcd_kubelet_state stays 0")
+		}
 		return url, ok
 	}
 }

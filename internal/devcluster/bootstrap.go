@@ -103,6 +103,9 @@ func (s *State) handOver(ctx context.Context, c client.Client, dir string) error
 			ip, _ = netip.ParseAddr(a.Address)
 		}
 	}
+	if !ip.IsValid() {
+		return fmt.Errorf("Node %s reports no InternalIP for api-int to lead to", ControlPlaneMachine)
+	}
 	target := netip.AddrPortFrom(ip, devnet.APIIntPort)
 	// What a load balancer's health check asks: whether it answers there (the pod's readiness
 	// follows, up to a probe period later).

@@ -19,19 +19,13 @@ import (
 // kubeconfig its kubelet cannot join with.
 func waitBootstrapToken(ctx context.Context, c client.Client) error {
 	key := client.ObjectKey{Namespace: ServerNamespace, Name: server.DefaultBootstrapTokenSecret}
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	if err := poll(ctx, time.Minute, func() bool {
 		var sec corev1.Secret
-		if err := c.Get(ctx, key, &sec); err == nil && len(sec.Data[corev1.ServiceAccountTokenKey]) > 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+		return c.Get(ctx, key, &sec) == nil && len(sec.Data[corev1.ServiceAccountTokenKey]) > 0
+	}); err != nil {
+		return fmt.Errorf("secret %s has no token: %w; is kube-controller-manager running? (see logs/%s.log)", key, err, ControllerManagerProcess)
 	}
-	return fmt.Errorf("secret %s has no token after 1m; is kube-controller-manager running? (see logs/%s.log)", key, ControllerManagerProcess)
+	return nil
 }
 
 // labelRoles gives each machine's Node its role label once the kubelet registered it, and a

@@ -120,14 +120,10 @@ func kubeletLabels() map[string]string { return map[string]string{MachineLabel: 
 
 // waitPointer returns the pool's managed pointer config once the user-data controller wrote it.
 func waitPointer(ctx context.Context, c client.Client, pool string) ([]byte, error) {
-	deadline := time.Now().Add(time.Minute)
 	key := client.ObjectKey{Namespace: MachineAPINamespace, Name: protocol.ManagedUserDataSecretName(pool)}
-	for time.Now().Before(deadline) {
-		var sec corev1.Secret
-		if err := c.Get(ctx, key, &sec); err == nil && len(sec.Data[protocol.UserDataKey]) > 0 {
-			return sec.Data[protocol.UserDataKey], nil
-		}
-		time.Sleep(200 * time.Millisecond)
+	var sec corev1.Secret
+	if poll(ctx, time.Minute, func() bool { return c.Get(ctx, key, &sec) == nil && len(sec.Data[protocol.UserDataKey]) > 0 }) == nil {
+		return sec.Data[protocol.UserDataKey], nil
 	}
-	return nil, fmt.Errorf("secret %s never appeared; is the controller running? (see logs/controller.log)", key)
+	return nil, fmt.Errorf("secret %s never appeared; is the controller running? (kubectl -n "+ServerNamespace+" logs deployment/mco-controller, or logs/"+BootstrapControllerProcess+".log before the hand-over)", key)
 }
