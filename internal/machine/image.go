@@ -63,6 +63,17 @@ const (
 	kubeletLogindDropIn     = "# Kubelet logind override\n[Login]\nInhibitDelayMaxSec=15\n"
 )
 
+// shutdownBoundDropIns bound a reboot or poweroff whose stop jobs hang. systemd's own targets
+// already force the reboot when their job times out (JobTimeoutAction=reboot-force), after
+// 30 min, and a real machine's hardware watchdog bounds what is left; a dev machine has no
+// watchdog, and 30 min outlasts every test's wait. Same mechanism, shorter bound: a hung stop
+// job (seen once in the chaos suite: a worker whose shutdown never finished) ends in a forced
+// reboot after 2 min, as the console then shows.
+var shutdownBoundDropIns = map[string]string{
+	"/etc/systemd/system/reboot.target.d/10-mco-dev-bound.conf":   "[Unit]\nJobTimeoutSec=2min\nJobTimeoutAction=reboot-force\n",
+	"/etc/systemd/system/poweroff.target.d/10-mco-dev-bound.conf": "[Unit]\nJobTimeoutSec=2min\nJobTimeoutAction=poweroff-force\n",
+}
+
 // Content is what a dev OS image carries besides the host's OS and what every image has.
 type Content struct {
 	// HostFiles are bound read-only into the root at each boot, path in the image → file on
@@ -116,6 +127,7 @@ func BuildImageWith(imagesDir, ref string, content Content) error {
 		// The image's own enablement: a node's essentials only (see opaqueDirs).
 		"/etc/systemd/system/multi-user.target.wants/.keep": "",
 		kubeletLogindDropInPath:                             kubeletLogindDropIn})
+	maps.Copy(files, shutdownBoundDropIns)
 	maps.Copy(files, content.Files)
 	accounts, uid, err := withCoreUser()
 	if err != nil {

@@ -122,6 +122,10 @@ func TestMachineLifecycle(t *testing.T) {
 		t.Fatal("the first boot did not record that /etc/hello had no original")
 	}
 	checkKubeletReady(t, c, in)
+	// A shutdown whose stop jobs hang ends in a forced reboot after 2 min, not 30.
+	if got := in("systemctl", "show", "reboot.target", "-p", "JobTimeoutUSec", "-p", "JobTimeoutAction"); got != "JobTimeoutUSec=2min\nJobTimeoutAction=reboot-force" {
+		t.Fatalf("reboot.target's job bound: %q", got)
+	}
 
 	// The OS stages an image and a command line for the next boot, as its boot tooling would,
 	// then reboots for real.

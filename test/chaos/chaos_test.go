@@ -522,6 +522,10 @@ func (s *suite) agentStacks(ctx context.Context, nodes []string) string {
 echo "--- agent pod's log and the reboot unit's journal (tail)"
 `+devcluster.AgentLogsScript(40)+`
 journalctl -u machine-config-daemon-reboot --no-pager -n 10 | grep -v 'control group'
+echo "--- systemd's jobs, inhibitors and units still stopping"
+systemctl list-jobs --no-pager | head -20
+systemd-inhibit --list --no-pager 2>&1 | head -10
+systemctl list-units --state=deactivating --no-pager --plain 2>&1 | head -20
 pkill -QUIT -f "$1" && sleep 1 &&
 `+devcluster.AgentLogsScript(2000)+` | sed -n '/^SIGQUIT/,$p'`, "sh", devcluster.AgentProcess)
 		cancel()
