@@ -18,8 +18,11 @@ type Config struct {
 	ImagesDir string `json:"imagesDir"`
 	// Image is the image the machine is first booted from (its boot image).
 	Image string `json:"image"`
-	// Ignition is the Ignition client the first boot runs (as an initramfs would).
-	Ignition string `json:"ignition"`
+	// Provision is how the first boot fills the root: Ignition (the default) or a plain file set.
+	Provision Provisioning `json:"provision,omitempty"`
+	// Ignition is the Ignition client the first boot runs (as an initramfs would), with
+	// UserDataFile; only for ProvisionIgnition.
+	Ignition string `json:"ignition,omitempty"`
 	// MCO is the mco binary; the boot stage re-executes it.
 	MCO string `json:"mco"`
 	// DiskSize of a new disk, in bytes (0: 1 GiB).
@@ -37,8 +40,10 @@ const (
 	configFile   = "machine.json"
 	diskFile     = "disk.img"
 	UserDataFile = "user-data.ign"
-	statusFile   = "status.json"
-	ConsoleFile  = "console.log"
+	// FileSetFile is the file set of a machine provisioned with ProvisionFiles (WriteFileSet).
+	FileSetFile = "first-boot-files.json"
+	statusFile  = "status.json"
+	ConsoleFile = "console.log"
 	// DefaultCmdline is the command line of a machine whose OS never wrote one.
 	DefaultCmdline = "BOOT_IMAGE=(mco-dev)/vmlinuz rw"
 )

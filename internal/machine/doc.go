@@ -10,7 +10,8 @@
 // settings the kubelet would write to the host's /proc/sys are presented to it read-only instead.
 //
 // Everything above the boot loader runs for real inside the machine: Ignition (on first boot,
-// before systemd, as an initramfs runs it), systemd, units, systemctl, reboots. The supervisor
+// before systemd, as an initramfs runs it; or, for a distribution's machine, a plain file set
+// written as its installer would leave it), systemd, units, systemctl, reboots. The supervisor
 // (Supervise) plays only firmware and boot loader: on each boot it takes the OS image the OS
 // staged for the next boot (/boot/mco-dev/staged-image on the machine's disk) and the kernel
 // command line the OS's boot tooling wrote (/etc/kernel/cmdline, as kernel-install reads it),
@@ -24,6 +25,8 @@
 //	machine.json    the Config
 //	disk.img        the machine's disk (ext4): upper/ and work/ of the root overlay, loader/
 //	user-data.ign   what a cloud would hand the machine as user data (a pointer Ignition config)
+//	first-boot-files.json  instead, for a machine provisioned without Ignition: the files an
+//	                installer leaves on its disk (ProvisionFiles)
 //	status.json     written by the supervisor: state, boot count, init PID, booted image, cmdline
 //	console.log     systemd's console
 //	mnt/            mount points, used only inside the machine's mount namespace

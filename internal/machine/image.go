@@ -82,6 +82,9 @@ type Content struct {
 	HostFiles map[string]string
 	// Files are written into the layer: path → content.
 	Files map[string]string
+	// Links are symlinks in the layer, path → target: the units the image's packages enable
+	// (multi-user.target.wants/<unit> → the unit), as their installation would leave them.
+	Links map[string]string
 }
 
 // BuildImage creates the dev OS image ref in imagesDir carrying the mco binary and extra files
@@ -146,6 +149,14 @@ func BuildImageWith(imagesDir, ref string, content Content) error {
 		}
 		if err := writeFile(filepath.Join(layer, path), data, perm); err != nil {
 			return err
+		}
+	}
+	for path, target := range content.Links {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(layer, path)), 0o755); err != nil {
+			return err
+		}
+		if err := os.Symlink(target, filepath.Join(layer, path)); err != nil {
+			return fmt.Errorf("image %s: %s: %w", ref, path, err)
 		}
 	}
 	for _, unit := range maskedUnits {

@@ -20,11 +20,8 @@ import (
 // journald keeps the initramfs' log on a real one.
 const IgnitionLog = "/var/log/ignition-firstboot.log"
 
-// provision is the first boot's initramfs: identity, then the real Ignition client's fetch
-// and files stages against the future root, with the user data the platform hands over.
-// Before Ignition writes anything, what the OS image has at each path the config is about to
-// write is recorded as that path's original, so the machine can be reverted to its state before
-// any MachineConfig (seed 004).
+// provision is the first boot's initramfs: identity, then the root's contents as the machine's
+// provisioning says (Ignition, or a distribution installer's plain file set).
 func (c Config) provision(ctx context.Context, root string) error {
 	for path, content := range map[string]string{
 		"etc/hostname":   c.Name + "\n",
@@ -34,6 +31,25 @@ func (c Config) provision(ctx context.Context, root string) error {
 			return err
 		}
 	}
+	switch c.Provision {
+	case "", ProvisionIgnition:
+		return c.provisionIgnition(ctx, root)
+	case ProvisionFiles:
+		set, err := c.readFileSet()
+		if err != nil {
+			return err
+		}
+		return set.writeTo(root)
+	default:
+		return fmt.Errorf("machine %s: provision %q: want %q or %q", c.Name, c.Provision, ProvisionIgnition, ProvisionFiles)
+	}
+}
+
+// provisionIgnition runs the real Ignition client's fetch and files stages against the future
+// root, with the user data the platform hands over. Before Ignition writes anything, what the
+// OS image has at each path the config is about to write is recorded as that path's original,
+// so the machine can be reverted to its state before any MachineConfig (seed 004).
+func (c Config) provisionIgnition(ctx context.Context, root string) error {
 	pointer, err := os.ReadFile(c.path(UserDataFile))
 	if err != nil {
 		return fmt.Errorf("user data: %w", err)

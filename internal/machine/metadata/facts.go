@@ -33,13 +33,6 @@ func (m Metadata) Facts() ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata of %s: nodeIP %q: %w", m.Name, m.NodeIP, err)
 	}
-	pods, err := netip.ParsePrefix(m.PodCIDR)
-	if err != nil {
-		return nil, fmt.Errorf("metadata of %s: podCIDR %q: %w", m.Name, m.PodCIDR, err)
-	}
-	if m.PodBridge == "" || len(m.PodBridge) > 15 {
-		return nil, fmt.Errorf("metadata of %s: podBridge %q must be 1 to 15 characters", m.Name, m.PodBridge)
-	}
 	var labels []string
 	for k, v := range m.Labels {
 		labels = append(labels, k+"="+v)
@@ -51,12 +44,36 @@ kind: KubeletConfiguration
 address: %s
 healthzBindAddress: %s
 `, ip, ip)
+	cni, err := m.CNIConfig()
+	if err != nil {
+		return nil, err
+	}
+	files := []File{
+		{Path: KubeletEnvPath, Mode: 0o644, Content: env},
+		{Path: filepath.Join(KubeletDropInDir, "10-node-address.conf"), Mode: 0o644, Content: dropIn},
+		{Path: filepath.Join(CNIConfDir, CNIConfName), Mode: 0o644, Content: cni},
+	}
+	return files, nil
+}
+
+// CNIConfName is the file name of the machine's CNI network in a CNI configuration directory.
+const CNIConfName = "10-mco-dev.conflist"
+
+// CNIConfig is the CNI network of the machine's pods: a bridge of its own on its pod range, no
+// masquerading (pods' packets keep their addresses, which the host never routes out).
+func (m Metadata) CNIConfig() (string, error) {
+	pods, err := netip.ParsePrefix(m.PodCIDR)
+	if err != nil {
+		return "", fmt.Errorf("metadata of %s: podCIDR %q: %w", m.Name, m.PodCIDR, err)
+	}
+	if m.PodBridge == "" || len(m.PodBridge) > 15 {
+		return "", fmt.Errorf("metadata of %s: podBridge %q must be 1 to 15 characters", m.Name, m.PodBridge)
+	}
 	cni, err := json.MarshalIndent(map[string]any{
 		"cniVersion": "1.0.0",
 		"name":       "mco-dev",
 		"plugins": []any{map[string]any{
 			"type": "bridge", "bridge": m.PodBridge, "isGateway": true,
-			// No masquerading: pods' packets keep their addresses, which the host never routes out.
 			"ipMasq": false, "hairpinMode": true,
 			"ipam": map[string]any{
 				"type":   "host-local",
@@ -65,15 +82,7 @@ healthzBindAddress: %s
 			},
 		}},
 	}, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	files := []File{
-		{Path: KubeletEnvPath, Mode: 0o644, Content: env},
-		{Path: filepath.Join(KubeletDropInDir, "10-node-address.conf"), Mode: 0o644, Content: dropIn},
-		{Path: filepath.Join(CNIConfDir, "10-mco-dev.conflist"), Mode: 0o644, Content: string(cni) + "\n"},
-	}
-	return files, nil
+	return string(cni) + "\n", err
 }
 
 // WriteFacts writes the facts under root.
