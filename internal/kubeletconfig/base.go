@@ -1,7 +1,6 @@
 package kubeletconfig
 
 import (
-	_ "embed"
 	"fmt"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -17,19 +16,15 @@ import (
 // --config), and the file a KubeletConfig's MachineConfig replaces.
 const KubeletConfPath = "/etc/kubernetes/kubelet.conf"
 
-// DefaultBaseSource names the built-in default in messages and status.
-const DefaultBaseSource = "the built-in default kubelet configuration"
-
-// defaultKubeletConf is the base for a pool none of whose MachineConfigs provides
-// KubeletConfPath: a vanilla Kubernetes kubelet as kubeadm configures one (see
-// docs/generated-configs.md).
-//
-//go:embed default-kubelet.conf.yaml
-var defaultKubeletConf []byte
+// noBaseSource is what the search reports when no MachineConfig writes KubeletConfPath.
+const noBaseSource = "no MachineConfig"
 
 // Base is the kubelet configuration a KubeletConfig is merged over, and where it came from.
+// Config nil means the pool has none: no MachineConfig writes KubeletConfPath, so the pool is
+// not OpenShift-templated and its nodes' kubelet configuration is the host's own (kubeadm's
+// /var/lib/kubelet/config.yaml, say); a KubeletConfig then becomes a drop-in (dropin.go).
 type Base struct {
-	// Source is the MachineConfig that provided it, or DefaultBaseSource.
+	// Source is the MachineConfig that provided it.
 	Source string
 	Config *kubeletv1beta1.KubeletConfiguration
 }
@@ -39,18 +34,21 @@ type Base struct {
 // that writes it, leaving out every generated kubelet MachineConfig (IsGenerated: ours would
 // otherwise become its own base and compound on each sync). Other generated MachineConfigs may
 // be the base: on OpenShift it is 98-<pool>-generated-kubelet (the template's kubelet.conf with
-// the cluster's feature gates), else 01-<role>-kubelet. When no MachineConfig writes it, the
-// built-in default. parse reads a MachineConfig's Ignition; every selected MachineConfig is
+// the cluster's feature gates), else 01-<role>-kubelet. When no MachineConfig writes it, a Base
+// without Config. parse reads a MachineConfig's Ignition; every selected MachineConfig is
 // read, so one the pool cannot render is an error here too.
 func FindBase(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, parse func(*mcfgv1.MachineConfig) (ignition.Config, error)) (Base, error) {
 	selected, err := render.Select(pool, all)
 	if err != nil {
 		return Base{}, err
 	}
-	found, err := generatedmc.BaseSearch{Path: KubeletConfPath, Default: defaultKubeletConf, DefaultSource: DefaultBaseSource,
+	found, err := generatedmc.BaseSearch{Path: KubeletConfPath, DefaultSource: noBaseSource,
 		NotABase: IsGenerated, Parse: parse}.In(selected)
 	if err != nil {
 		return Base{}, err
+	}
+	if found.Source == noBaseSource {
+		return Base{}, nil
 	}
 	cfg, err := decode(found.Data)
 	if err != nil {

@@ -46,9 +46,11 @@ func TestFindBase(t *testing.T) {
 		mcs     []*mcfgv1.MachineConfig
 		maxPods int32  // of the base found
 		source  string // where it came from
+		noBase  bool   // none found
 		err     string // or the error
 	}{
-		{name: "nothing writes it: the built-in default", pool: worker, mcs: []*mcfgv1.MachineConfig{rawMC("00-worker", "worker", `{"ignition":{"version":"3.5.0"}}`)}, source: DefaultBaseSource},
+		{name: "nothing writes it: no base", pool: worker, mcs: []*mcfgv1.MachineConfig{rawMC("00-worker", "worker", `{"ignition":{"version":"3.5.0"}}`)}, noBase: true},
+		{name: "only generated ones write it: no base", pool: worker, mcs: []*mcfgv1.MachineConfig{confMC("99-worker-generated-kubelet", "worker", 99), ownedByKC}, noBase: true},
 		{name: "the last in merge order", pool: worker, mcs: []*mcfgv1.MachineConfig{confMC("98-worker-generated-kubelet", "worker", 98), confMC("01-worker-kubelet", "worker", 1)}, maxPods: 98, source: "MachineConfig 98-worker-generated-kubelet"},
 		{name: "generated kubelet MachineConfigs are never the base", pool: worker, mcs: []*mcfgv1.MachineConfig{confMC("01-worker-kubelet", "worker", 1),
 			confMC("99-worker-generated-kubelet", "worker", 99), confMC("99-worker-generated-kubelet-3", "worker", 993), ownedByKC}, maxPods: 1, source: "MachineConfig 01-worker-kubelet"},
@@ -80,10 +82,10 @@ func TestFindBase(t *testing.T) {
 			if tc.source != "" && base.Source != tc.source {
 				t.Errorf("source %q, want %q", base.Source, tc.source)
 			}
-			if tc.source == DefaultBaseSource {
-				if len(base.Config.ClusterDNS) != 1 || base.Config.ClusterDNS[0] != "10.96.0.10" || base.Config.CgroupDriver != "systemd" {
-					t.Errorf("default base %+v lacks kubeadm's clusterDNS and cgroup driver", base.Config)
-				}
+			if (base.Config == nil) != tc.noBase {
+				t.Fatalf("base %+v from %q, want none: %v", base.Config, base.Source, tc.noBase)
+			}
+			if tc.noBase {
 				return
 			}
 			if base.Config.MaxPods != tc.maxPods {

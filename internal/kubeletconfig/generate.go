@@ -14,7 +14,8 @@ import (
 	"github.com/mco-dev/mco/internal/generatedmc"
 )
 
-// Files a KubeletConfig's MachineConfig writes besides KubeletConfPath.
+// Files a KubeletConfig's MachineConfig writes besides KubeletConfPath on an OpenShift-templated
+// pool; both only do something with OpenShift's kubelet.service.
 const (
 	// LogLevelDropInPath sets KUBELET_LOG_LEVEL, which OpenShift's kubelet.service passes as -v.
 	LogLevelDropInPath = "/etc/systemd/system/kubelet.service.d/20-logging.conf"
@@ -47,15 +48,38 @@ type Input struct {
 	Name string
 	Base Base
 	// ClusterTLS, where the config.openshift.io API is served, replaces the base's TLS settings
-	// as OpenShift's template does; nil keeps them (vanilla Kubernetes).
+	// as OpenShift's template does; nil keeps them (vanilla Kubernetes). Not used without a
+	// base: the host's kubelet keeps its own TLS settings.
 	ClusterTLS        *ClusterTLS
 	ControllerVersion string
 }
 
-// Generate returns the MachineConfig for in: its spec.config is byte for byte what OpenShift
-// generates for the same KubeletConfig and base, with the same name, role label and owner.
+// Generate returns the MachineConfig for in. With a base (an OpenShift-templated pool) its
+// spec.config is byte for byte what OpenShift generates for the same KubeletConfig and base;
+// without one it writes only the drop-in DropInPath (see dropIn). Either way it has OpenShift's
+// name, role label and owner.
 func Generate(in Input) (*mcfgv1.MachineConfig, error) {
+	files, err := filesFor(in)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := generatedmc.Ignition(files)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the Ignition config of %s: %w", in.Name, err)
+	}
+	owner := *metav1.NewControllerRef(in.KubeletConfig, KubeletConfigKind)
+	return generatedmc.MachineConfig(in.Pool.Name, in.Name, raw, []metav1.OwnerReference{owner}, in.ControllerVersion), nil
+}
+
+func filesFor(in Input) ([]generatedmc.File, error) {
 	kc := in.KubeletConfig
+	if in.Base.Config == nil {
+		data, err := dropIn(kc)
+		if err != nil {
+			return nil, err
+		}
+		return []generatedmc.File{{Path: DropInPath, Data: data}}, nil
+	}
 	cfg := in.Base.Config.DeepCopy()
 	if in.ClusterTLS != nil {
 		setTLS(cfg, ProfileSettings(in.ClusterTLS.Profile))
@@ -72,20 +96,15 @@ func Generate(in Input) (*mcfgv1.MachineConfig, error) {
 		return nil, err
 	}
 	// In OpenShift's order; a nil one is not written.
-	sizing, dropIn := nodeSizingEnv(kc.Spec.AutoSizingReserved, reserved), []byte(nil)
+	sizing, logLevel := nodeSizingEnv(kc.Spec.AutoSizingReserved, reserved), []byte(nil)
 	if l := kc.Spec.LogLevel; l != nil {
-		dropIn = fmt.Appendf(nil, "[Service]\nEnvironment=\"KUBELET_LOG_LEVEL=%d\"\n", *l)
+		logLevel = fmt.Appendf(nil, "[Service]\nEnvironment=\"KUBELET_LOG_LEVEL=%d\"\n", *l)
 	}
-	raw, err := generatedmc.Ignition([]generatedmc.File{
+	return []generatedmc.File{
 		{Path: NodeSizingEnvPath, Data: sizing},
-		{Path: LogLevelDropInPath, Data: dropIn},
+		{Path: LogLevelDropInPath, Data: logLevel},
 		{Path: KubeletConfPath, Data: conf},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("encoding the Ignition config of %s: %w", in.Name, err)
-	}
-	owner := *metav1.NewControllerRef(kc, KubeletConfigKind)
-	return generatedmc.MachineConfig(in.Pool.Name, in.Name, raw, []metav1.OwnerReference{owner}, in.ControllerVersion), nil
+	}, nil
 }
 
 func setTLS(cfg *kubeletv1beta1.KubeletConfiguration, s TLSSettings) {

@@ -15,72 +15,29 @@ import (
 
 // generatedFiles runs DesiredFor for kc on the worker pool with the given base MachineConfigs
 // and returns the files of its MachineConfig, decoded.
-func generatedFiles(t *testing.T, kc *mcfgv1.KubeletConfig, tlsAPI *ClusterTLS, mcs ...*mcfgv1.MachineConfig) map[string]string {
-	t.Helper()
+func generatedFiles(t *testing.T, kc *mcfgv1.KubeletConfig, tlsAPI *ClusterTLS, mcs ...*mcfgv1.MachineConfig) (map[string]string, error) {
 	d, err := DesiredFor(kc, Cluster{Pools: []mcfgv1.MachineConfigPool{*builtinPool(t, "worker")}, MachineConfigs: mcs,
 		KubeletConfigs: []mcfgv1.KubeletConfig{*kc}, ClusterTLS: tlsAPI, ControllerVersion: "v1", Parse: parseMC})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	cfg, err := ignition.Parse(d.MachineConfigs[0].Spec.Config.Raw)
+	return mcFiles(d.MachineConfigs[0])
+}
+
+func mcFiles(mc *mcfgv1.MachineConfig) (map[string]string, error) {
+	cfg, err := ignition.Parse(mc.Spec.Config.Raw)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	files := map[string]string{}
 	for _, f := range cfg.Storage.Files {
 		data, err := fileContents(*f.Contents.Source, f.Contents.Compression)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		files[f.Path] = string(data)
 	}
-	return files
-}
-
-func decodedConf(t *testing.T, files map[string]string) *kubeletv1beta1.KubeletConfiguration {
-	t.Helper()
-	cfg, err := decode([]byte(files[KubeletConfPath]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
-// On vanilla Kubernetes (no config.openshift.io API, no base MachineConfig) the KubeletConfig is
-// merged over the built-in default and the default's TLS settings (none) stay.
-func TestVanillaDefaultBase(t *testing.T) {
-	kc := kubeletConfig(t, `
-metadata: {name: max-pods}
-spec:
-  logLevel: 4
-  machineConfigPoolSelector: {matchLabels: {pools.operator.machineconfiguration.openshift.io/worker: ""}}
-  kubeletConfig: {maxPods: 100, evictionHard: {memory.available: 200Mi}}`)
-	files := generatedFiles(t, kc, nil)
-	cfg := decodedConf(t, files)
-	if cfg.MaxPods != 100 || cfg.EvictionHard["memory.available"] != "200Mi" {
-		t.Errorf("the KubeletConfig's settings are missing: %+v", cfg)
-	}
-	if cfg.ClusterDNS[0] != "10.96.0.10" || cfg.Authentication.X509.ClientCAFile != "/etc/kubernetes/pki/ca.crt" || cfg.StaticPodPath != "/etc/kubernetes/manifests" {
-		t.Errorf("the default base's settings are missing: %+v", cfg)
-	}
-	if cfg.TLSMinVersion != "" || len(cfg.TLSCipherSuites) != 0 {
-		t.Errorf("TLS %s %v set without the APIServer API or a profile", cfg.TLSMinVersion, cfg.TLSCipherSuites)
-	}
-	if got := files[LogLevelDropInPath]; got != "[Service]\nEnvironment=\"KUBELET_LOG_LEVEL=4\"\n" {
-		t.Errorf("log level drop-in %q", got)
-	}
-	if _, ok := files[NodeSizingEnvPath]; ok {
-		t.Error("a node sizing file without autoSizingReserved or systemReserved")
-	}
-
-	withProfile := kc.DeepCopy()
-	withProfile.Spec.TLSSecurityProfile = &configv1.TLSSecurityProfile{Type: configv1.TLSProfileModernType}
-	if cfg := decodedConf(t, generatedFiles(t, withProfile, nil)); cfg.TLSMinVersion != "VersionTLS13" {
-		t.Errorf("the KubeletConfig's Modern profile gave %s", cfg.TLSMinVersion)
-	}
-	if cfg := decodedConf(t, generatedFiles(t, kc, &ClusterTLS{})); cfg.TLSMinVersion != "VersionTLS12" || len(cfg.TLSCipherSuites) == 0 {
-		t.Errorf("with the APIServer API and no profile: %s %v, want Intermediate", cfg.TLSMinVersion, cfg.TLSCipherSuites)
-	}
+	return files, nil
 }
 
 func TestGenerateOwnsAndLabels(t *testing.T) {
