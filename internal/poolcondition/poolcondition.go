@@ -17,6 +17,12 @@
 //     the message says what unpausing would do to them ("unpausing reboots 12 nodes: kernel
 //     argument audit=1"), the reason is the worst outcome (changeplan.Unpausing). Written by the
 //     unpause plan controller; False once the pool is unpaused or nothing is pending.
+//   - NodesAwaitingAdoption (mco only): nodes mco did not boot whose agents found that adopting
+//     them into the pool's target changes their host, waiting for the admin's approval (or,
+//     approved, for maxUnavailable); the message names each with what adopting would do and
+//     how to approve. Written by the node controller; False when none waits. Not part of
+//     Degraded: such nodes are not counted by the pool yet, and waiting for the admin is the
+//     exchange working as designed.
 //   - RenderWarnings (mco only): the MachineConfigs of the pool's target carry keys Ignition
 //     only warns about (ignored, or read as the field they spell in another case); the message
 //     names each MachineConfig, field, line and column. Written by the render controller; False
@@ -35,6 +41,10 @@ const DrainBlocked mcfgv1.MachineConfigPoolConditionType = "DrainBlocked"
 
 // PendingUpdate is the condition type mco adds to a paused pool saying what unpausing would do.
 const PendingUpdate mcfgv1.MachineConfigPoolConditionType = "PendingUpdate"
+
+// NodesAwaitingAdoption is the condition type mco adds for nodes it did not boot that wait for
+// the admin's approval to be adopted.
+const NodesAwaitingAdoption mcfgv1.MachineConfigPoolConditionType = "NodesAwaitingAdoption"
 
 // NodeUnresponsive is the condition type mco adds for nodes that do not come back from an update.
 const NodeUnresponsive mcfgv1.MachineConfigPoolConditionType = "NodeUnresponsive"

@@ -69,10 +69,13 @@ func drainingFor(cfg string) func(*corev1.Node) {
 	}
 }
 
-func notReady(n *corev1.Node)  { n.Status.Conditions[0].Status = corev1.ConditionFalse }
-func cordoned(n *corev1.Node)  { n.Spec.Unschedulable = true }
-func unmanaged(n *corev1.Node) { delete(n.Annotations, protocol.CurrentConfigAnnotation) }
-func noState(n *corev1.Node)   { delete(n.Annotations, protocol.StateAnnotation) }
+func notReady(n *corev1.Node) { n.Status.Conditions[0].Status = corev1.ConditionFalse }
+func cordoned(n *corev1.Node) { n.Spec.Unschedulable = true }
+func unmanaged(n *corev1.Node) {
+	delete(n.Annotations, protocol.CurrentConfigAnnotation)
+	delete(n.Annotations, protocol.DesiredConfigAnnotation)
+}
+func noState(n *corev1.Node) { delete(n.Annotations, protocol.StateAnnotation) }
 func noConditions(n *corev1.Node) {
 	n.Status.Conditions = nil
 }

@@ -115,8 +115,13 @@ func (ps *Pools) PrimaryPool(node *corev1.Node) (string, error) {
 // Members returns the managed nodes whose primary pool is pool, and the nodes that pool would
 // share with another custom pool (so they are left unmanaged and reported).
 func Members(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool, nodes []*corev1.Node) ([]*corev1.Node, []*AmbiguousPoolError) {
-	var members []*corev1.Node
-	var ambiguous []*AmbiguousPoolError
+	members, _, ambiguous := Split(pool, pools, nodes)
+	return members, ambiguous
+}
+
+// Split is Members, with the nodes whose primary pool is pool but which are not managed yet:
+// joining, or waiting to be adopted (offered the pool's target, see adoption.go).
+func Split(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool, nodes []*corev1.Node) (members, unmanaged []*corev1.Node, ambiguous []*AmbiguousPoolError) {
 	parsed := NewPools(pools)
 	for _, n := range nodes {
 		primary, err := parsed.PrimaryPool(n)
@@ -126,9 +131,13 @@ func Members(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool, 
 			}
 			continue
 		}
-		if primary == pool.Name && Managed(n) {
+		switch {
+		case primary != pool.Name:
+		case Managed(n):
 			members = append(members, n)
+		default:
+			unmanaged = append(unmanaged, n)
 		}
 	}
-	return members, ambiguous
+	return members, unmanaged, ambiguous
 }

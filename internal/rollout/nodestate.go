@@ -12,9 +12,15 @@ import (
 // The predicates below read one node's annotations and conditions. They are the vocabulary of
 // the counts and of the capacity rule, so each says precisely what it means.
 
-// Managed reports whether the agent has ever reported the node's config. Until then the node is
-// still joining: it is neither counted nor targeted.
-func Managed(n *corev1.Node) bool { return n.Annotations[protocol.CurrentConfigAnnotation] != "" }
+// Managed reports whether mco tracks the node's config: its agent reported the config the node
+// is in (currentConfig), or the node was given one to move to (desiredConfig; a node mco did
+// not boot gets it when its adoption starts, before its agent reports any). A managed node is
+// counted by its pool, and is unavailable until its agent reports Done. Until then the node is
+// still joining, or waiting to be adopted: it is neither counted nor targeted, only offered
+// its pool's target (see adoption.go).
+func Managed(n *corev1.Node) bool {
+	return n.Annotations[protocol.CurrentConfigAnnotation] != "" || n.Annotations[protocol.DesiredConfigAnnotation] != ""
+}
 
 func current(n *corev1.Node) string { return n.Annotations[protocol.CurrentConfigAnnotation] }
 func desired(n *corev1.Node) string { return n.Annotations[protocol.DesiredConfigAnnotation] }

@@ -23,7 +23,11 @@ type Input struct {
 	Pool *mcfgv1.MachineConfigPool
 	// Nodes are the pool's managed members (see Members).
 	Nodes []*corev1.Node
-	Now   metav1.Time
+	// Unmanaged are the nodes whose primary pool this is but which are not managed yet
+	// (see Split): offered the target, and adopted once their agent asked and the admin
+	// approved. They are not counted.
+	Unmanaged []*corev1.Node
+	Now       metav1.Time
 	// NotReadyThreshold is how long a node may stay NotReady in the middle of an update before
 	// the pool reports it and stops starting others (DefaultNotReadyThreshold when 0).
 	NotReadyThreshold time.Duration
@@ -43,6 +47,16 @@ type Decision struct {
 	// Started counts the nodes among Next that start an update to Target: healthy ones and
 	// superseded ones, what a pacing budget was spent on (the rest retarget failing nodes).
 	Started int
+	// Adopted are the nodes among Next that were waiting for adoption (unmanaged, approved):
+	// the controller writes them only if they have not changed since it read them, so an
+	// approval withdrawn meanwhile holds.
+	Adopted []string
+	// Offers are the adoption-target annotations to write (Target "" removes one): every
+	// unmanaged node of the pool is offered the target; a managed node carries no offer.
+	Offers []Offer
+	// AwaitingAdoption are the unmanaged nodes whose agent reported that adopting them into
+	// Target changes their host (NodesAwaitingAdoption), approved or not.
+	AwaitingAdoption []Awaiting
 	// Superseded are the nodes among Next moved from an older target before their agent began
 	// to disrupt them for it (see Superseded); the controller writes them only if they have not
 	// changed since it read them, so an agent asking for its drain meanwhile wins.
@@ -76,14 +90,29 @@ func Decide(in Input) Decision {
 		threshold = DefaultNotReadyThreshold
 	}
 	d.Unresponsive, d.RecheckAfter = unresponsive(in.Nodes, threshold, in.Now.Time)
+	d.Offers = append(offers(in.Nodes, d.Target), offers(in.Unmanaged, d.Target)...)
+	var adoptable []*corev1.Node
+	d.AwaitingAdoption, adoptable = adoptionCandidates(in.Unmanaged, in.Pool)
 	if d.Target != "" && !in.Pool.Spec.Paused && len(d.Unresponsive) == 0 {
-		d.Next, d.Superseded, d.Started = nextNodes(in.Nodes, d.Target, limit, in.StartBudget)
+		d.Next, d.Superseded, d.Started = nextNodes(in.Nodes, adoptable, d.Target, limit, in.StartBudget)
 	}
 	after := in.Nodes
 	if len(d.Next) > 0 {
-		after = withDesired(in.Nodes, d.Next, d.Target)
+		// A node whose adoption starts is counted from now on, unavailable until its agent
+		// reports Done.
+		for _, n := range adoptable {
+			if slices.Contains(d.Next, n.Name) {
+				d.Adopted = append(d.Adopted, n.Name)
+				after = append(slices.Clip(after), n)
+			}
+		}
+		after = withDesired(after, d.Next, d.Target)
 	}
+	d.AwaitingAdoption = slices.DeleteFunc(d.AwaitingAdoption, func(a Awaiting) bool { return slices.Contains(d.Adopted, a.Node) })
 	d.Status, d.Completed = computeStatus(in.Pool, after, d.Unresponsive, threshold, in.Now)
+	if d.Target != "" {
+		setAwaitingAdoption(&d.Status, in.Pool.Name, d.AwaitingAdoption, in.Now)
+	}
 	return d
 }
 
@@ -110,7 +139,9 @@ func MaxUnavailable(pool *mcfgv1.MachineConfigPool, n int) (int, error) {
 // too, also without capacity (it is unavailable already), but within a pacing budget: it
 // starts an update to the new target as much as a healthy node does. One whose agent did begin
 // (drain asked, written, reboot queued) finishes that update first; it is no candidate before.
-func nextNodes(nodes []*corev1.Node, target string, limit int, budget *int) (next, superseded []string, started int) {
+// Nodes approved for adoption (adoptable) are healthy candidates like the pool's own: not
+// unavailable while they wait (they are not counted yet), ordered among the others.
+func nextNodes(nodes, adoptable []*corev1.Node, target string, limit int, budget *int) (next, superseded []string, started int) {
 	unavailable := 0
 	var retarget, moved, healthy []*corev1.Node
 	for _, n := range nodes {
@@ -131,6 +162,7 @@ func nextNodes(nodes []*corev1.Node, target string, limit int, budget *int) (nex
 			healthy = append(healthy, n)
 		}
 	}
+	healthy = append(healthy, adoptable...)
 	SortCandidates(retarget)
 	SortCandidates(moved)
 	SortCandidates(healthy)
