@@ -50,6 +50,9 @@ func annotate(t testing.TB, ctx context.Context, name string, kv map[string]stri
 	t.Helper()
 	n := node(t, ctx, name)
 	patch := client.MergeFrom(n.DeepCopy())
+	if n.Annotations == nil {
+		n.Annotations = map[string]string{}
+	}
 	for k, v := range kv {
 		n.Annotations[k] = v
 	}

@@ -67,6 +67,8 @@ type session struct {
 	// etcdIndex is the machine's etcd member index (nil: none), once etcdIndexRead.
 	etcdIndex     *int
 	etcdIndexRead bool
+	// adoptionRecheckAt is when the next comparison of a host waiting for adoption is due.
+	adoptionRecheckAt time.Time
 }
 
 // bootedSystem is what the OS backend says booted (cached for the process, see session).

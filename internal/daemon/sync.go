@@ -48,7 +48,8 @@ func (a *Agent) sync(ctx context.Context) error {
 	}
 	if current == desired && !force {
 		if current == "" {
-			return nil // not managed yet: nothing to be in
+			// Nothing committed, no config on the Node: a node mco did not boot.
+			return a.considerAdoption(ctx, node)
 		}
 		return a.settle(ctx, current, committed == "")
 	}
@@ -122,5 +123,8 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 	return a.report(ctx, protocol.NodeDone, "", map[string]*string{
 		protocol.CurrentConfigAnnotation:    &current,
 		protocol.PostConfigActionAnnotation: nil,
+		// An adopted node is a node like any other from here on.
+		protocol.AdoptionAnnotation:     nil,
+		protocol.AdoptionPlanAnnotation: nil,
 	})
 }

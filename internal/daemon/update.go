@@ -75,6 +75,14 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootedSystemUnknown", err), err)
 	}
 	diff := plan.DiffParsed(specOf(old), next.mc.Spec, old.ign, next.ign)
+	if current == "" && !force {
+		// Nothing committed: a node mco did not boot, being adopted (or a new node whose seed
+		// was lost). The move is from what the host has, not from nothing: a file already as
+		// the config wants it changes nothing and asks for no restart or reboot.
+		if diff, _, err = a.hostDiff(ctx, next); err != nil {
+			return err
+		}
+	}
 	diff.Force = force
 	// A move from a committed config whose reboot never came still owes that reboot: applied
 	// without one, the current config's reboot-only changes would never take effect.
@@ -83,10 +91,7 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	}
 	// The plan reboots for what is staged, nothing else: osChange dropped what the booted
 	// system already has.
-	diff.OSImageURL = osChange.OSImageURL != ""
-	diff.KernelArguments = osChange.KernelArgs
-	diff.Extensions = osChange.ExtensionsChanged
-	diff.KernelType = osChange.KernelTypeChanged
+	applyOSChange(&diff, osChange)
 	pl := plan.Compute(diff, policies)
 	if len(pl.Refused) > 0 {
 		return a.degrade(ctx, protocol.NodeDegraded, "UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %s",

@@ -95,3 +95,25 @@ func setShadowHash(shadow []byte, user, hash string) []byte {
 	}
 	return bytes.Join(lines, []byte("\n"))
 }
+
+// CorePasswordSatisfied reports whether root's shadow already gives core the hash set asks
+// for: true when set asks for none, or the host has no core user (the entry would not apply).
+func CorePasswordSatisfied(root *noderoot.Root, set nodefiles.Set) (bool, error) {
+	if set.CorePassword == nil {
+		return true, nil
+	}
+	acc, err := root.LoadAccounts()
+	if err != nil || !acc.HasUser(protocol.CoreUser) {
+		return err == nil, err
+	}
+	shadow, err := root.ReadFile(ShadowPath)
+	if err != nil {
+		return false, err
+	}
+	current, ok := shadowHash(shadow, protocol.CoreUser)
+	want := *set.CorePassword
+	if want == "" {
+		want = lockedPassword
+	}
+	return ok && current == want, nil
+}

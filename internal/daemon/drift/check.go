@@ -16,6 +16,8 @@ import (
 type Error struct {
 	Path string
 	What string
+	// Unit is set for a unit whose enablement differs (Path is then its file).
+	Unit string
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %q", e.What, e.Path) }
@@ -71,10 +73,45 @@ func (c *Checker) CheckFull(ctx context.Context, sd systemd.Manager) error {
 			return err
 		}
 		if enabled != *u.Enabled {
-			return &Error{Path: nodefiles.UnitDir + "/" + u.Name, What: fmt.Sprintf("unit enablement mismatch (want enabled=%t)", *u.Enabled)}
+			return &Error{Path: nodefiles.UnitDir + "/" + u.Name, Unit: u.Name, What: fmt.Sprintf("unit enablement mismatch (want enabled=%t)", *u.Enabled)}
 		}
 	}
 	return nil
+}
+
+// CheckAll is every difference, not only the first, with unit enablement through systemd (nil
+// sd: files only). It is how an agent finds what adopting a host it did not boot would change.
+func (c *Checker) CheckAll(ctx context.Context, sd systemd.Manager) ([]*Error, error) {
+	c.verified = map[string]noderoot.Info{}
+	var found []*Error
+	for _, e := range c.set.Entries {
+		if e.OnlyIfUser != "" && !c.accounts.HasUser(e.OnlyIfUser) {
+			continue
+		}
+		err := c.checkEntry(e)
+		if d, ok := err.(*Error); ok {
+			found = append(found, d)
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if sd == nil {
+		return found, nil
+	}
+	for _, u := range c.set.Units {
+		if u.Enabled == nil || u.Mask || !u.HasFile {
+			continue
+		}
+		enabled, err := sd.IsEnabled(ctx, u.Name)
+		if err != nil {
+			return nil, err
+		}
+		if enabled != *u.Enabled {
+			found = append(found, &Error{Path: nodefiles.UnitDir + "/" + u.Name, Unit: u.Name,
+				What: fmt.Sprintf("unit enablement mismatch (want enabled=%t)", *u.Enabled)})
+		}
+	}
+	return found, nil
 }
 
 func (c *Checker) checkEntry(e nodefiles.Entry) error {

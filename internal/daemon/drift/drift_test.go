@@ -185,3 +185,32 @@ func BenchmarkDriftCheckFull1000Files(b *testing.B) {
 		}
 	}
 }
+
+// TestCheckAllFindsEveryDifference: adoption needs the whole list, not the first.
+func TestCheckAllFindsEveryDifference(t *testing.T) {
+	r, s := rootWith(t, 4)
+	c, err := NewChecker(r, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found, err := c.CheckAll(context.Background(), nil); err != nil || len(found) != 0 {
+		t.Fatalf("fresh root: %v %v", found, err)
+	}
+	root := r.Path()
+	os.WriteFile(filepath.Join(root, "/etc/bench/d1/file-1.conf"), []byte("other"), 0o644)
+	os.Remove(filepath.Join(root, "/etc/bench/d3/file-3.conf"))
+	os.Remove(filepath.Join(root, "/etc/systemd/system/m.service"))
+	found, err := c.CheckAll(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range found {
+		got = append(got, d.What+" "+d.Path)
+	}
+	want := []string{"content mismatch for file /etc/bench/d1/file-1.conf", "missing file /etc/bench/d3/file-3.conf",
+		"expected a symlink to /dev/null /etc/systemd/system/m.service"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("CheckAll found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
