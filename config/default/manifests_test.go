@@ -13,7 +13,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
@@ -124,8 +126,20 @@ func TestServerDaemonSet(t *testing.T) {
 	if spec.ServiceAccountName != "mco-server" || !spec.HostNetwork {
 		t.Errorf("service account %q, hostNetwork %v", spec.ServiceAccountName, spec.HostNetwork)
 	}
-	if v, ok := spec.NodeSelector["node-role.kubernetes.io/master"]; !ok || v != "" {
-		t.Errorf("nodeSelector %v: want the control plane", spec.NodeSelector)
+	// The control plane as OpenShift labels it, and as kubeadm does; never a worker.
+	for _, tc := range []struct {
+		labels map[string]string
+		want   bool
+	}{
+		{map[string]string{"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/control-plane": ""}, true},
+		{map[string]string{"node-role.kubernetes.io/master": ""}, true},
+		{map[string]string{"node-role.kubernetes.io/control-plane": ""}, true},
+		{map[string]string{"node-role.kubernetes.io/worker": ""}, false},
+		{map[string]string{"kubernetes.io/os": "linux"}, false},
+	} {
+		if got := schedulesOn(t, &spec, tc.labels); got != tc.want {
+			t.Errorf("server pod schedules on a node labelled %v: %v, want %v", tc.labels, got, tc.want)
+		}
 	}
 	if !tolerates(spec.Tolerations, corev1.Taint{Key: "node-role.kubernetes.io/master", Effect: corev1.TaintEffectNoSchedule}) ||
 		!tolerates(spec.Tolerations, corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}) {
@@ -344,6 +358,33 @@ func tolerates(tols []corev1.Toleration, taint corev1.Taint) bool {
 		return keyOK && (tol.Effect == "" || tol.Effect == taint.Effect) &&
 			(tol.Operator == corev1.TolerationOpExists || tol.Value == taint.Value)
 	})
+}
+
+// schedulesOn reports whether the pod's nodeSelector and required node affinity admit a node
+// with these labels, as the scheduler reads them (terms ORed, a term's expressions ANDed).
+func schedulesOn(t *testing.T, spec *corev1.PodSpec, nodeLabels map[string]string) bool {
+	t.Helper()
+	set := labels.Set(nodeLabels)
+	if !labels.SelectorFromSet(spec.NodeSelector).Matches(set) {
+		return false
+	}
+	if spec.Affinity == nil || spec.Affinity.NodeAffinity == nil || spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return true
+	}
+	for _, term := range spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		sel := &metav1.LabelSelector{}
+		for _, e := range term.MatchExpressions {
+			sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: e.Key, Operator: metav1.LabelSelectorOperator(e.Operator), Values: e.Values})
+		}
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			t.Fatalf("node affinity term %v: %v", term, err)
+		}
+		if s.Matches(set) {
+			return true
+		}
+	}
+	return false
 }
 
 func atoi(t *testing.T, s string) int {
