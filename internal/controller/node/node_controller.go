@@ -72,7 +72,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("node").
 		// A pool's labels choose its pacing policy.
 		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allPools),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, adoptApprovalChanged))).
 		Watches(&corev1.Node{}, r.nodeHandler(), builder.WithPredicates(relevantNodeChange)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: retryLimiter()})
 	if r.Options.Pacing {
@@ -98,7 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	members, labelErr, err := r.members(ctx, pool)
+	members, unmanaged, labelErr, err := r.members(ctx, pool)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -106,7 +106,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	in := rollout.Input{Pool: pool, Nodes: members, Now: metav1.Now(), NotReadyThreshold: r.Options.NotReadyThreshold}
+	in := rollout.Input{Pool: pool, Nodes: members, Unmanaged: unmanaged, Now: metav1.Now(), NotReadyThreshold: r.Options.NotReadyThreshold}
 	if paced != nil {
 		in.StartBudget = paced.budget()
 	}
@@ -122,7 +122,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	r.reportUnresponsive(pool, members, d.Unresponsive)
 	recordPoolMetrics(pool.Name, d.Status, len(d.Unresponsive), pool.Spec.Paused || paced.holds())
-	nodesErr := r.writeNodes(ctx, pool, members, d)
+	offersErr := r.writeOffers(ctx, d.Offers, append(slices.Clip(members), unmanaged...))
+	nodesErr := r.writeNodes(ctx, pool, members, unmanaged, d)
 	if err := r.writeStatus(ctx, pool, d); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -132,7 +133,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if paced != nil && paced.decision.RequeueAfter > 0 && (requeue == 0 || paced.decision.RequeueAfter < requeue) {
 		requeue = paced.decision.RequeueAfter
 	}
-	return reconcile.Result{RequeueAfter: requeue}, errors.Join(labelErr, nodesErr)
+	return reconcile.Result{RequeueAfter: requeue}, errors.Join(labelErr, offersErr, nodesErr)
 }
 
 // reportUnresponsive emits one Warning per node and config it did not come back from, and
@@ -151,18 +152,21 @@ func (r *Reconciler) reportUnresponsive(pool *mcfgv1.MachineConfigPool, members 
 	}
 }
 
-// members lists the pool's managed nodes from the cache, as this controller last wrote them,
-// and reports nodes the pool shares with another custom pool. Nodes that first booted into a
-// custom pool get its labels first (settleCustomBoots); labelErr is a failure to write them,
-// which leaves those nodes out until a retry.
-func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool) (members []*corev1.Node, labelErr, err error) {
+// members lists the pool's managed nodes and its nodes not managed yet (joining, or waiting to
+// be adopted) from the cache, as this controller last wrote them (a node whose adoption this
+// controller started is managed from that write on, even before the cache shows it), and
+// reports nodes the pool shares with another custom pool. Nodes that first booted into a
+// custom pool get its labels first (settleCustomBoots), and nodes no pool manages lose their
+// adoption offer; labelErr is a failure to write either, which leaves labelled nodes out until
+// a retry.
+func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool) (members, unmanaged []*corev1.Node, labelErr, err error) {
 	var poolList mcfgv1.MachineConfigPoolList
 	var nodeList corev1.NodeList
 	if err := r.Client.List(ctx, &poolList); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := r.Client.List(ctx, &nodeList); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	pools := make([]*mcfgv1.MachineConfigPool, len(poolList.Items))
 	for i := range poolList.Items {
@@ -179,7 +183,8 @@ func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool
 	if len(held) > 0 {
 		nodes = slices.DeleteFunc(nodes, func(n *corev1.Node) bool { return held[n.Name] })
 	}
-	members, ambiguous := rollout.Members(pool, pools, nodes)
+	strayErr := r.withdrawStrayOffers(ctx, pools, nodes)
+	members, unmanaged, ambiguous := rollout.Split(pool, pools, r.pending.overlay(nodes))
 	for _, amb := range ambiguous {
 		for _, n := range nodes {
 			if n.Name == amb.Node {
@@ -190,17 +195,22 @@ func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool
 	for _, n := range members {
 		r.forgetWarning("node/" + n.Name)
 	}
-	return r.pending.overlay(members), labelErr, nil
+	return members, unmanaged, errors.Join(labelErr, strayErr), nil
 }
 
 // warnOnce emits a Warning event unless the same message was already emitted for key.
 func (r *Reconciler) warnOnce(obj client.Object, key, reason, message string) {
+	r.eventOnce(obj, key, corev1.EventTypeWarning, reason, message)
+}
+
+// eventOnce emits an event unless the same message was already emitted for key.
+func (r *Reconciler) eventOnce(obj client.Object, key, eventType, reason, message string) {
 	r.reportedMu.Lock()
 	seen := r.reported[key] == message
 	r.reported[key] = message
 	r.reportedMu.Unlock()
 	if !seen {
-		r.Recorder.Event(obj, corev1.EventTypeWarning, reason, message)
+		r.Recorder.Event(obj, eventType, reason, message)
 	}
 }
 

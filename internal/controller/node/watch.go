@@ -98,6 +98,12 @@ var watchedAnnotations = []string{
 	// A node that first booted into a custom pool is labelled for it until it is settled.
 	protocol.FirstPivotConfigAnnotation,
 	protocol.CustomPoolLabelsAppliedAnnotation,
+	// A node mco did not boot is offered its pool's target, reports what adopting it would do,
+	// and is approved by the admin.
+	protocol.AdoptionTargetAnnotation,
+	protocol.AdoptionAnnotation,
+	protocol.AdoptionPlanAnnotation,
+	protocol.AdoptAnnotation,
 }
 
 func protocolAnnotations(n *corev1.Node) map[string]string {

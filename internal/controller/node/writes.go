@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -24,18 +25,24 @@ const parallelNodeWrites = 16
 // writeNodes patches each member whose desiredConfig or UpdateInProgress taint differs from the
 // decision. Strategic merge patches touch only those fields, so they never conflict with the
 // agent writing its own annotations on the same node.
-func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigPool, members []*corev1.Node, d rollout.Decision) error {
+func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigPool, members, unmanaged []*corev1.Node, d rollout.Decision) error {
 	next := make(map[string]bool, len(d.Next))
 	for _, name := range d.Next {
 		next[name] = true
 	}
-	superseded := make(map[string]bool, len(d.Superseded))
-	for _, name := range d.Superseded {
-		superseded[name] = true
+	locked := make(map[string]bool, len(d.Superseded)+len(d.Adopted))
+	for _, name := range append(slices.Clip(d.Superseded), d.Adopted...) {
+		locked[name] = true
+	}
+	nodes := slices.Clip(members)
+	for _, n := range unmanaged {
+		if slices.Contains(d.Adopted, n.Name) {
+			nodes = append(nodes, n)
+		}
 	}
 	var todo []*corev1.Node
 	var wants []owned
-	for _, n := range members {
+	for _, n := range nodes {
 		want := ownedOf(n)
 		if next[n.Name] {
 			want.desired = d.Target
@@ -48,7 +55,7 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 
 	var mu sync.Mutex
 	var errs []error
-	var targeted []string
+	var targeted, adopted []string
 	sem := make(chan struct{}, parallelNodeWrites)
 	var wg sync.WaitGroup
 	for i, n := range todo {
@@ -58,9 +65,10 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 			defer func() { <-sem; wg.Done() }()
 			patched := withOwned(n, wants[i])
 			var opts []client.MergeFromOption
-			if superseded[n.Name] {
+			if locked[n.Name] {
 				// Moved off a superseded target only if its agent has not asked for the drain
-				// since the node was read (rollout.Superseded).
+				// since the node was read (rollout.Superseded); adopted only if the approval
+				// and the agent's plan are still what the decision read.
 				opts = append(opts, client.MergeFromWithOptimisticLock{})
 			}
 			err := r.Client.Patch(ctx, patched, client.StrategicMergeFrom(n, opts...))
@@ -68,6 +76,8 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 			defer mu.Unlock()
 			switch {
 			case apierrors.IsNotFound(err): // deleted meanwhile; its delete event requeues the pool
+			case apierrors.IsConflict(err) && slices.Contains(d.Adopted, n.Name):
+				errs = append(errs, fmt.Errorf("node %s changed since it was read, so its adoption waits; deciding again: %w", n.Name, err))
 			case apierrors.IsConflict(err):
 				errs = append(errs, fmt.Errorf("node %s changed since it was read, so its superseded target %s was kept; deciding again: %w",
 					n.Name, n.Annotations[protocol.DesiredConfigAnnotation], err))
@@ -75,6 +85,9 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 				errs = append(errs, fmt.Errorf("node %s: %w", n.Name, err))
 			case next[n.Name]:
 				targeted = append(targeted, n.Name)
+				if slices.Contains(d.Adopted, n.Name) {
+					adopted = append(adopted, n.Name)
+				}
 			}
 			if err == nil {
 				r.pending.record(n.Name, wants[i], patched.ResourceVersion)
@@ -82,6 +95,7 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 		}()
 	}
 	wg.Wait()
+	r.reportAdoptions(pool, unmanaged, d, adopted)
 	if len(targeted) > 0 {
 		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonSetDesiredConfig, "Targeted %s to MachineConfig %s", nodeList(targeted), d.Target)
 	}

@@ -1,0 +1,131 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollout"
+)
+
+// Event reasons of the adoption of nodes mco did not boot, on the Node. Kept quiet: one when a
+// node starts waiting for the admin, one when its adoption starts (the pool's SetDesiredConfig
+// event names it too).
+const (
+	ReasonAdoptionPending = "AdoptionPending"
+	ReasonAdoptionStarted = "AdoptionStarted"
+)
+
+// writeOffers writes the adoption-target annotations the decision asks for. Each write holds
+// only if the node has not changed since it was read: an agent seeding a node mco booted
+// (currentConfig) wins over an offer made from a stale cache, and the node's update event
+// brings the pool back with what the node is now. So a conflict is no error.
+func (r *Reconciler) writeOffers(ctx context.Context, offers []rollout.Offer, nodes []*corev1.Node) error {
+	byName := make(map[string]*corev1.Node, len(nodes))
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	var errs []error
+	for _, o := range offers {
+		n := byName[o.Node]
+		if n == nil {
+			continue
+		}
+		if err := r.writeOffer(ctx, n, o.Target); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeOffer sets (target "" removes) one node's adoption-target.
+func (r *Reconciler) writeOffer(ctx context.Context, n *corev1.Node, target string) error {
+	patched := n.DeepCopy()
+	if patched.Annotations == nil {
+		patched.Annotations = map[string]string{}
+	}
+	if target == "" {
+		delete(patched.Annotations, protocol.AdoptionTargetAnnotation)
+	} else {
+		patched.Annotations[protocol.AdoptionTargetAnnotation] = target
+	}
+	err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(n, client.MergeFromWithOptimisticLock{}))
+	if err == nil || apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	return fmt.Errorf("node %s: adoption-target: %w", n.Name, err)
+}
+
+// withdrawStrayOffers removes the adoption-target of nodes no pool manages any more (their
+// labels changed, their pool is gone): no pool's decision sees them, so the reconcile of any
+// pool does it, as it settles custom boots.
+func (r *Reconciler) withdrawStrayOffers(ctx context.Context, pools []*mcfgv1.MachineConfigPool, nodes []*corev1.Node) error {
+	parsed := rollout.NewPools(pools)
+	var errs []error
+	for _, n := range nodes {
+		if rollout.StrayOffer(n, parsed) {
+			if err := r.writeOffer(ctx, n, ""); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reportAdoptions emits AdoptionPending once per node and target when a node starts waiting
+// for the admin, and AdoptionStarted for each node whose adoption was written.
+func (r *Reconciler) reportAdoptions(pool *mcfgv1.MachineConfigPool, unmanaged []*corev1.Node, d rollout.Decision, started []string) {
+	byName := make(map[string]*corev1.Node, len(unmanaged))
+	for _, n := range unmanaged {
+		byName[n.Name] = n
+	}
+	waiting := map[string]bool{}
+	for _, a := range d.AwaitingAdoption {
+		n := byName[a.Node]
+		if n == nil || a.Approved {
+			continue
+		}
+		waiting[a.Node] = true
+		message := fmt.Sprintf("Waiting for approval to adopt the node into %s: %s. Approve with `mco adopt %s`; `mco plan` shows the diffs",
+			a.Plan.Target, a.Plan.Summary(), a.Node)
+		if a.Refused {
+			message = fmt.Sprintf("The node %s; the config or the host must change", a.Plan.Summary())
+		}
+		r.eventOnce(n, "adoption/"+a.Node, corev1.EventTypeNormal, ReasonAdoptionPending, message)
+	}
+	for _, n := range unmanaged {
+		if !waiting[n.Name] {
+			r.forgetWarning("adoption/" + n.Name)
+		}
+	}
+	for _, name := range started {
+		n := byName[name]
+		if n == nil {
+			continue
+		}
+		summary := ""
+		if a, ok := rollout.AwaitingAdoption(n, pool); ok {
+			summary = ": " + a.Plan.Summary()
+		}
+		r.Recorder.Eventf(n, corev1.EventTypeNormal, ReasonAdoptionStarted, "Adoption approved; the node is updated to %s as planned%s", d.Target, summary)
+	}
+}
+
+// adoptApprovalChanged passes pool updates that approve or withdraw the approval of its nodes'
+// adoption: an annotation, which changes neither the generation nor the labels.
+var adoptApprovalChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetAnnotations()[protocol.AdoptAnnotation] != e.ObjectNew.GetAnnotations()[protocol.AdoptAnnotation]
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
