@@ -33,6 +33,8 @@ func newDevCommand() *cobra.Command {
 	dev.PersistentFlags().StringVar(&toolsDir, "tools-dir", defaultToolsDir(), "directory with etcd, kube-apiserver and ignition (built by `make tools`)")
 
 	opts := devcluster.Options{}
+	var layout string
+	install := true
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Start a dev cluster and return once every node is Done; it keeps running in the background",
@@ -44,6 +46,13 @@ before its first boot the real Ignition client follows its pool's <pool>-user-da
 pointer config; then its own units run the first-boot service, containerd and a real kubelet that
 joins with the served bootstrap kubeconfig, and mco daemon. Reboots are real: systemd stops everything and the
 supervisor boots the machine again with the kernel arguments and OS image the machine staged.
+
+--layout kubeadm builds the cluster the way kubeadm users have theirs instead: no bootstrap
+controller or server, master-0 and the --nodes workers boot a distribution image (no Ignition,
+nothing of mco) with what kubeadm join leaves on a node (kubelet.service with kubeadm's drop-in,
+a bootstrap token, containerd), master-0 labelled and tainted as kubeadm's control plane and
+the workers with no role label; then mco is installed as README's "Install on a kubeadm cluster"
+says (config/crd, then an overlay of config/kubeadm), unless --install=false.
 Needs root (namespaces, loop mounts).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -55,22 +64,34 @@ Needs root (namespaces, loop mounts).`,
 			if len(opts.NodePools) == 0 {
 				opts.NodePools = []string{"worker"}
 			}
+			l, err := devcluster.ParseLayout(layout)
+			if err != nil {
+				return err
+			}
+			opts.Layout, opts.NoInstall = l, !install
 			if err := devcluster.Up(cmd.Context(), opts); err != nil {
 				return err
 			}
 			abs, _ := filepath.Abs(dir)
-			fmt.Fprintf(cmd.OutOrStdout(), "\ndev cluster up in %s\n  export KUBECONFIG=%s/kubeconfig\n  %s/kubectl get mcp,nodes\n  mco dev down --dir %s\n", abs, abs, toolsDir, abs)
+			st, err := devcluster.LoadState(abs)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "\ndev cluster up in %s: layout %s, machines %v, mco %s\n  export KUBECONFIG=%s/kubeconfig\n  %s/kubectl get mcp,nodes\n  mco dev down --dir %s\n",
+				abs, l, st.Machines, installed(l, install), abs, toolsDir, abs)
 			return nil
 		},
 	}
 	up.Flags().IntVar(&opts.Nodes, "nodes", 3, "number of machines")
 	up.Flags().StringSliceVar(&opts.NodePools, "pools", []string{"worker"}, "pools the nodes join, in turn")
 	up.Flags().StringSliceVar(&opts.CustomPools, "custom-pools", nil, "custom pools to create (they inherit worker)")
+	up.Flags().StringVar(&layout, "layout", string(devcluster.LayoutOpenShift), "how machines are built: openshift (Ignition from mco's server) or kubeadm (a distribution image as kubeadm join leaves it, mco installed afterwards)")
+	up.Flags().BoolVar(&install, "install", true, "kubeadm layout: install mco once the nodes are up (false: leave it to README's kubeadm install)")
 
 	var pool string
 	join := &cobra.Command{
 		Use:   "join",
-		Short: "Provision one more machine the real way: Ignition from the pool's pointer config, then an agent",
+		Short: "Provision one more machine the cluster's way: Ignition from the pool's pointer config (kubeadm layout: kubeadm join's files), then an agent",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			exe, err := os.Executable()
@@ -80,6 +101,14 @@ Needs root (namespaces, loop mounts).`,
 			name, err := devcluster.Join(cmd.Context(), dir, pool, toolsDir, exe)
 			if err != nil {
 				return err
+			}
+			st, err := devcluster.LoadState(dir)
+			if err != nil {
+				return err
+			}
+			if st.ClusterLayout() == devcluster.LayoutKubeadm {
+				fmt.Fprintf(cmd.OutOrStdout(), "node %s joined as kubeadm join does and is Ready\n", name)
+				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "node %s joined pool %s and is Done\n", name, pool)
 			return nil
@@ -103,7 +132,7 @@ Needs root (namespaces, loop mounts).`,
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "API server\t%s\nserver\t%s\n\nMACHINE\tSTATE\tBOOTS\tSINCE\tIMAGE\tLAST EXIT\n", st.APIServerURL, st.ServerURL)
+			fmt.Fprintf(w, "layout\t%s\nAPI server\t%s\nserver\t%s\n\nMACHINE\tSTATE\tBOOTS\tSINCE\tIMAGE\tLAST EXIT\n", st.ClusterLayout(), st.APIServerURL, st.ServerURL)
 			for _, name := range st.Machines {
 				ms, err := machine.ReadStatus(devcluster.MachineDir(dir, name))
 				if err != nil {
@@ -121,4 +150,15 @@ Needs root (namespaces, loop mounts).`,
 	}
 	dev.AddCommand(up, join, down, status, newDevExecCommand(&dir), newDevPowerLossCommand(&dir), newDevImageCommand(&dir), newDevLoadImageCommand(&dir), newDevUpgradeCommand(&dir), newDevMachineCommand(), newPlatformFactsCommand())
 	return dev
+}
+
+// installed says how mco came onto a dev cluster of layout.
+func installed(layout devcluster.Layout, install bool) string {
+	switch {
+	case layout != devcluster.LayoutKubeadm:
+		return "installed from config/default before the workers booted"
+	case install:
+		return "installed afterwards from config/kubeadm"
+	}
+	return "not installed (README: Install on a kubeadm cluster)"
 }

@@ -93,18 +93,9 @@ func (s *State) startBootstrapServer(ctx context.Context, c client.Client, dir, 
 // handOver moves api-int to the server pod on the control-plane machine once it serves, then
 // ends the bootstrap server and controller and waits until the controller's pod leads.
 func (s *State) handOver(ctx context.Context, c client.Client, dir string) error {
-	var node corev1.Node
-	if err := c.Get(ctx, client.ObjectKey{Name: ControlPlaneMachine}, &node); err != nil {
-		return err
-	}
-	var ip netip.Addr
-	for _, a := range node.Status.Addresses {
-		if a.Type == corev1.NodeInternalIP {
-			ip, _ = netip.ParseAddr(a.Address)
-		}
-	}
-	if !ip.IsValid() {
-		return fmt.Errorf("Node %s reports no InternalIP for api-int to lead to", ControlPlaneMachine)
+	ip, err := nodeInternalIP(ctx, c, ControlPlaneMachine)
+	if err != nil {
+		return fmt.Errorf("api-int cannot lead to the server's pod: %w", err)
 	}
 	target := netip.AddrPortFrom(ip, devnet.APIIntPort)
 	// What a load balancer's health check asks: whether it answers there (the pod's readiness

@@ -32,9 +32,14 @@ type Options struct {
 	// ToolsDir holds etcd, kube-apiserver and ignition; MCO is the mco binary to run.
 	ToolsDir, MCO string
 	// Image is mco's container image archive (`make image`; default mco-image.tar beside MCO),
-	// Manifests the install manifests (default config/default of the checkout MCO was built in).
+	// Manifests the install manifests (default the layout's: config/default, or config/kubeadm,
+	// of the checkout MCO was built in).
 	Image, Manifests string
-	Log              io.Writer
+	// Layout is how machines are built and mco comes onto them ("": OpenShift's).
+	Layout Layout
+	// NoInstall leaves a kubeadm layout's cluster without mco (InstallMCO installs it later).
+	NoInstall bool
+	Log       io.Writer
 }
 
 // Up starts a dev cluster in opts.Dir and returns when the pools are rendered, the server serves
@@ -71,11 +76,18 @@ func Up(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	archive, manifests, err := opts.install()
+	layout, err := ParseLayout(string(opts.Layout))
 	if err != nil {
 		return err
 	}
-	st := &State{Processes: map[string]Process{}, ToolsDir: toolsDir, ImageArchive: archive, Manifests: manifests}
+	if opts.NoInstall && layout != LayoutKubeadm {
+		return fmt.Errorf("only the kubeadm layout's machines come up without mco: the OpenShift layout's boot from its server")
+	}
+	archive, manifests, err := opts.install(layout)
+	if err != nil {
+		return err
+	}
+	st := &State{Layout: layout, Processes: map[string]Process{}, ToolsDir: toolsDir, ImageArchive: archive, Manifests: manifests}
 	logf(opts.Log, "starting etcd and kube-apiserver")
 	apiURL, err := st.startControlPlane(ctx, dir, opts.ToolsDir, certs)
 	if err != nil {
@@ -92,6 +104,9 @@ func Up(ctx context.Context, opts Options) error {
 	logf(opts.Log, "starting kube-controller-manager and kube-scheduler")
 	if err := st.startControllers(dir, opts.ToolsDir, kubeconfig, certs); err != nil {
 		return err
+	}
+	if layout == LayoutKubeadm {
+		return upKubeadm(ctx, opts, dir, st, c)
 	}
 	logf(opts.Log, "installing CRDs, pools and MachineConfiguration cluster")
 	if err := install(ctx, c, opts.CustomPools); err != nil {
@@ -121,7 +136,7 @@ func Up(ctx context.Context, opts Options) error {
 	if err := st.addNode(ctx, c, dir, opts.ToolsDir, opts.MCO, ControlPlaneMachine, "master"); err != nil {
 		return err
 	}
-	if err := waitNodesDone(ctx, c, dir, st, []string{ControlPlaneMachine}, 3*time.Minute); err != nil {
+	if err := st.waitNodes(ctx, c, dir, []string{ControlPlaneMachine}, 3*time.Minute); err != nil {
 		return err
 	}
 	logf(opts.Log, "handing over: api-int to the server's pod on %s, the controller's pod takes the lead; the bootstrap processes stop", ControlPlaneMachine)
@@ -137,7 +152,7 @@ func Up(ctx context.Context, opts Options) error {
 		}
 	}
 	logf(opts.Log, "waiting for every machine to register its Node and report Done")
-	return waitNodesDone(ctx, c, dir, st, st.Machines, 3*time.Minute)
+	return st.waitNodes(ctx, c, dir, st.Machines, 3*time.Minute)
 }
 
 // freeName is the first <pool>-<n> no machine of dir has.
@@ -150,14 +165,19 @@ func freeName(dir, pool string) string {
 	}
 }
 
-// install resolves the image archive and the install manifests, refusing what is missing.
-func (o Options) install() (archive, manifests string, err error) {
+// install resolves the image archive and the layout's install manifests, refusing what is
+// missing.
+func (o Options) install(layout Layout) (archive, manifests string, err error) {
 	archive, manifests = o.Image, o.Manifests
 	if archive == "" {
 		archive = filepath.Join(filepath.Dir(o.MCO), "mco-image.tar")
 	}
 	if manifests == "" {
-		manifests = filepath.Join(filepath.Dir(o.MCO), "..", "config", "default")
+		variant := "default"
+		if layout == LayoutKubeadm {
+			variant = "kubeadm"
+		}
+		manifests = filepath.Join(filepath.Dir(o.MCO), "..", "config", variant)
 	}
 	if archive, err = filepath.Abs(archive); err != nil {
 		return "", "", err
@@ -169,7 +189,7 @@ func (o Options) install() (archive, manifests string, err error) {
 		return "", "", fmt.Errorf("mco's container image: %w (run `make image`)", err)
 	}
 	if _, err := os.Stat(filepath.Join(manifests, "kustomization.yaml")); err != nil {
-		return "", "", fmt.Errorf("the install manifests (config/default): %w", err)
+		return "", "", fmt.Errorf("the install manifests (config/default, or config/kubeadm): %w", err)
 	}
 	return archive, manifests, nil
 }
@@ -194,7 +214,7 @@ func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) 
 	}
 	// Only the new machine: the others may be in the middle of something of their own (a
 	// rollout, a failure the admin is looking at), which is not the join's business.
-	return name, waitNodesDone(ctx, c, dir, st, []string{name}, 3*time.Minute)
+	return name, st.waitNodes(ctx, c, dir, []string{name}, 3*time.Minute)
 }
 
 // Down stops every process the dev cluster in dir started: machines first (each powered off
@@ -265,20 +285,28 @@ func (s *State) anyAlive() bool {
 	return false
 }
 
-// waitNodesDone waits until the machines' kubelets have registered their Nodes (which it gives
-// their role labels), Ready and Done on their desired config, failing early when a
-// machine or process stopped.
-func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, machines []string, timeout time.Duration) error {
+// waitNodes waits until the machines' kubelets have registered their Nodes (which it gives
+// their roles' labels), Ready and, where mco provisioned them (OpenShift layout), Done on their
+// desired config, failing early when a machine or process stopped. A kubeadm layout's node is
+// up once Ready: its agent adopts it only once mco is installed.
+func (st *State) waitNodes(ctx context.Context, c client.Client, dir string, machines []string, timeout time.Duration) error {
+	up := func(n *corev1.Node) bool { return rollout.Done(n) && rollout.Ready(n) }
+	what := "Ready and Done"
+	if st.ClusterLayout() == LayoutKubeadm {
+		up, what = rollout.Ready, "Ready"
+	}
 	deadline := time.Now().Add(timeout)
 	for {
 		var nodes corev1.NodeList
-		if err := c.List(ctx, &nodes, client.HasLabels{MachineLabel}); err != nil {
+		// Every Node of a dev cluster is one of its machines' (a kubeadm layout's carry no
+		// label of mco dev's); only those waited for are looked at.
+		if err := c.List(ctx, &nodes); err != nil {
 			return err
 		}
-		if err := labelRoles(ctx, c, nodes.Items, machines); err != nil {
+		if err := labelRoles(ctx, c, st.ClusterLayout(), nodes.Items, machines); err != nil {
 			return err
 		}
-		pending := pendingNodes(nodes.Items, machines)
+		pending := pendingNodes(nodes.Items, machines, up)
 		if len(pending) == 0 {
 			return nil
 		}
@@ -298,7 +326,7 @@ func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, 
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("nodes not Ready and Done after %s: %v (inside a machine: mco dev exec NAME -- journalctl -u mco-firstboot -u kubelet -u containerd; the agent: kubectl logs -n openshift-machine-config-operator daemonset/mco-daemon)", timeout, pending)
+			return fmt.Errorf("nodes not %s after %s: %v (inside a machine: mco dev exec NAME -- journalctl -u mco-firstboot -u kubelet -u containerd; the agent: kubectl logs -n openshift-machine-config-operator daemonset/mco-daemon)", what, timeout, pending)
 		}
 		select {
 		case <-ctx.Done():
@@ -308,11 +336,11 @@ func waitNodesDone(ctx context.Context, c client.Client, dir string, st *State, 
 	}
 }
 
-// pendingNodes are the machines whose Node is missing, not Ready or not Done.
-func pendingNodes(nodes []corev1.Node, machines []string) []string {
+// pendingNodes are the machines whose Node is missing or not up.
+func pendingNodes(nodes []corev1.Node, machines []string, up func(*corev1.Node) bool) []string {
 	done := map[string]bool{}
 	for i := range nodes {
-		done[nodes[i].Name] = rollout.Done(&nodes[i]) && rollout.Ready(&nodes[i])
+		done[nodes[i].Name] = up(&nodes[i])
 	}
 	var pending []string
 	for _, name := range machines {

@@ -52,6 +52,9 @@ func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, cer
 		"--client-ca-file", certs.path("ca.crt"),
 		// Kubelets act as system:node:<name>, limited to their own Node and its pods.
 		"--authorization-mode", "Node,RBAC",
+		// kubeadm's bootstrap tokens (Secrets bootstrap-token-<id> in kube-system), with which
+		// the kubeadm layout's kubelets ask for their client certificates.
+		"--enable-bootstrap-token-auth",
 		"--enable-admission-plugins", "NodeRestriction",
 		"--service-account-issuer", apiURL,
 		"--service-account-key-file", certs.path("sa.pub"),

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/server"
 )
 
@@ -28,46 +26,44 @@ func waitBootstrapToken(ctx context.Context, c client.Client) error {
 	return nil
 }
 
-// labelRoles gives each machine's Node its role label once the kubelet registered it, and a
-// master's its NoSchedule taint, as an installer does (kubeadm for its control-plane nodes): a
-// kubelet may not set node-role.kubernetes.io labels on its own Node.
-func labelRoles(ctx context.Context, c client.Client, nodes []corev1.Node, machines []string) error {
+// labelRoles gives each machine's Node the labels and taints of its role (nodeRoles) once the
+// kubelet registered it, as an installer does: a kubelet may not set node-role.kubernetes.io
+// labels on its own Node. A machine booting into a custom pool is registered as a worker, as on
+// OpenShift; the node controller gives it the custom pool's labels from the config it first
+// booted into (firstPivotConfig), which is the path this exercises.
+func labelRoles(ctx context.Context, c client.Client, layout Layout, nodes []corev1.Node, machines []string) error {
 	for i := range nodes {
 		n := &nodes[i]
-		role := roleLabel(n.Name)
-		taint := role == protocol.MasterRoleLabel && !hasTaint(n, role)
-		if !slices.Contains(machines, n.Name) || (hasLabel(n, role) && !taint) {
+		if !slices.Contains(machines, n.Name) {
 			continue
 		}
+		labels, taints := nodeRoles(layout, n.Name)
 		patch := client.MergeFrom(n.DeepCopy())
-		if n.Labels == nil {
-			n.Labels = map[string]string{}
+		changed := false
+		for k, v := range labels {
+			if got, ok := n.Labels[k]; !ok || got != v {
+				if n.Labels == nil {
+					n.Labels = map[string]string{}
+				}
+				n.Labels[k], changed = v, true
+			}
 		}
-		n.Labels[role] = ""
-		if taint {
-			// As OpenShift's control plane: only what tolerates it (mco's server, controller
-			// and agent; the cluster's own) runs there, never a workload.
-			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: role, Effect: corev1.TaintEffectNoSchedule})
+		for _, t := range taints {
+			if !hasTaint(n, t.Key) {
+				// As a control plane: only what tolerates it (mco's server, controller and agent;
+				// the cluster's own) runs there, never a workload.
+				n.Spec.Taints, changed = append(n.Spec.Taints, t), true
+			}
+		}
+		if !changed {
+			continue
 		}
 		if err := c.Patch(ctx, n, patch); err != nil {
-			return fmt.Errorf("labelling Node %s %s: %w", n.Name, role, err)
+			return fmt.Errorf("labelling Node %s as its role: %w", n.Name, err)
 		}
 	}
 	return nil
 }
-
-// roleLabel is the role of machine name (<pool>-<n>): master on masters, worker on every other
-// machine. A machine booting into a custom pool is registered as a worker too, as on OpenShift;
-// the node controller gives it the custom pool's labels from the config it first booted into
-// (firstPivotConfig), which is the path this exercises.
-func roleLabel(name string) string {
-	if pool := name[:max(strings.LastIndex(name, "-"), 0)]; pool == protocol.MasterPool {
-		return protocol.MasterRoleLabel
-	}
-	return protocol.WorkerRoleLabel
-}
-
-func hasLabel(n *corev1.Node, label string) bool { _, ok := n.Labels[label]; return ok }
 
 func hasTaint(n *corev1.Node, key string) bool {
 	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == key })

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/devnet"
-	"github.com/mco-dev/mco/internal/image"
 	"github.com/mco-dev/mco/internal/machine"
 	"github.com/mco-dev/mco/internal/machine/metadata"
 	"github.com/mco-dev/mco/internal/protocol"
@@ -46,14 +45,9 @@ func BuildNodeImage(dir, ref, mco string, st *State) error {
 	if _, err := os.Stat(kubelet); err != nil {
 		return fmt.Errorf("the kubelet is missing (%w): run `make tools`", err)
 	}
-	pause := filepath.Join(ImagesDir(dir), "pause.tar")
-	if _, err := os.Stat(pause); err != nil {
-		if err := os.MkdirAll(ImagesDir(dir), 0o755); err != nil {
-			return err
-		}
-		if err := image.WritePause(filepath.Join(toolsDir, "pause"), pause, image.PauseRef); err != nil {
-			return fmt.Errorf("the pod sandbox image (is %s/pause built? run `make tools`): %w", toolsDir, err)
-		}
+	pause, err := pauseArchive(dir, toolsDir)
+	if err != nil {
+		return err
 	}
 	return machine.BuildImageWith(ImagesDir(dir), ref, machine.Content{HostFiles: map[string]string{
 		machine.MCOPath: node, KubeletPath: kubelet, NodeImagesDir + "/pause.tar": pause, NodeImagesDir + "/mco.tar": st.ImageArchive,
@@ -66,13 +60,13 @@ func MachineDir(dir, name string) string { return filepath.Join(dir, "machines",
 // ImagesDir is the dev cluster's OS image registry.
 func ImagesDir(dir string) string { return filepath.Join(dir, "images") }
 
-// addNode creates a machine for pool and starts its supervisor: the machine boots the way a
-// cloud machine does (Ignition follows the pool's managed pointer config to the server before
-// systemd starts), then its own units register the Node and run the agent.
+// addNode creates a machine for pool and starts its supervisor. In the OpenShift layout the
+// machine boots the way a cloud machine does (Ignition follows the pool's managed pointer config
+// to the server before systemd starts), then its own units register the Node and run the agent;
+// in the kubeadm layout it boots a distribution image with what `kubeadm join` leaves on a node.
 func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco, name, pool string) error {
-	mdir := MachineDir(dir, name)
-	if _, err := os.Stat(mdir); err == nil {
-		return fmt.Errorf("machine %s already exists at %s", name, mdir)
+	if s.ClusterLayout() == LayoutKubeadm {
+		return s.addKubeadmNode(ctx, c, dir, mco, name)
 	}
 	if err := BuildNodeImage(dir, BootImage, mco, s); err != nil {
 		return fmt.Errorf("building the dev OS image: %w", err)
@@ -81,7 +75,21 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 	if err != nil {
 		return err
 	}
-	// Addresses by the machine's place in the cluster: stable over its reboots.
+	return s.createMachine(dir, mco, name, func(cfg *machine.Config) error {
+		cfg.Image, cfg.Provision, cfg.Ignition = BootImage, machine.ProvisionIgnition, filepath.Join(toolsDir, "ignition")
+		cfg.Metadata.Labels = kubeletLabels()
+		return os.WriteFile(filepath.Join(cfg.Dir, machine.UserDataFile), pointer, 0o600)
+	})
+}
+
+// createMachine makes machine name with its addresses (by its place in the cluster: stable over
+// its reboots), lets provision choose its image and first-boot contents, and starts its
+// supervisor.
+func (s *State) createMachine(dir, mco, name string, provision func(*machine.Config) error) error {
+	mdir := MachineDir(dir, name)
+	if _, err := os.Stat(mdir); err == nil {
+		return fmt.Errorf("machine %s already exists at %s", name, mdir)
+	}
 	layout, index := devnet.Default(), len(s.Machines)
 	if index >= layout.MaxMachines() {
 		return fmt.Errorf("the dev network has addresses for %d machines", layout.MaxMachines())
@@ -90,19 +98,21 @@ func (s *State) addNode(ctx context.Context, c client.Client, dir, toolsDir, mco
 		return err
 	}
 	cfg := machine.Config{
-		Name: name, Dir: mdir, ImagesDir: ImagesDir(dir), Image: BootImage,
-		Ignition: filepath.Join(toolsDir, "ignition"), MCO: mco,
+		Name: name, Dir: mdir, ImagesDir: ImagesDir(dir), MCO: mco,
 		Hide: []string{dir},
 		// Room for container images (containerd's native snapshotter copies each layer); the
 		// disk file is sparse, so only what is written takes space.
 		DiskSize: 4 << 30,
-		Metadata: metadata.Metadata{Name: name, Labels: kubeletLabels(),
+		Metadata: metadata.Metadata{Name: name,
 			NodeIP: layout.NodeAddr(index).String(), PodCIDR: layout.PodCIDR(index).String(), PodBridge: layout.PodBridge(index)},
 	}
-	if err := cfg.Save(); err != nil {
+	if err := os.MkdirAll(mdir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(mdir, machine.UserDataFile), pointer, 0o600); err != nil {
+	if err := provision(&cfg); err != nil {
+		return err
+	}
+	if err := cfg.Save(); err != nil {
 		return err
 	}
 	s.Machines = append(s.Machines, name)

@@ -14,6 +14,8 @@ import (
 
 // State is what DIR/state.json records: every process started, and the cluster's addresses.
 type State struct {
+	// Layout is how the cluster's machines are built (mco dev join follows it); "" is OpenShift's.
+	Layout       Layout `json:"layout,omitempty"`
 	APIServerURL string `json:"apiServerURL"`
 	ServerURL    string `json:"serverURL"`
 	// ToolsDir holds the kubelet and pause binaries new OS images carry, ImageArchive mco's

@@ -154,11 +154,16 @@ func kubeletConfFor(role string) string {
 	return kubeletConf
 }
 
-// containerdConf is containerd's configuration (version 2 schema, containerd 1.6). The native
-// snapshotter because an overlayfs upper directory cannot live on the machine's overlay root;
-// restrict_oom_score_adj because the dev host gives no CAP_SYS_RESOURCE for negative scores;
+// containerdConf is containerd's configuration in the OpenShift layout (see containerdConfFor):
 // the pods' network from the platform's CNI file.
-var containerdConf = `version = 2
+var containerdConf = containerdConfFor(metadata.CNIConfDir, "")
+
+// containerdConfFor is containerd's configuration (version 2 schema, containerd 1.6) with the
+// pods' network in cniConfDir and, unless "", registry hosts in registryConfigPath. The native
+// snapshotter because an overlayfs upper directory cannot live on the machine's overlay root;
+// restrict_oom_score_adj because the dev host gives no CAP_SYS_RESOURCE for negative scores.
+func containerdConfFor(cniConfDir, registryConfigPath string) string {
+	conf := `version = 2
 root = "/var/lib/containerd"
 state = "/run/containerd"
 [plugins]
@@ -174,8 +179,15 @@ state = "/run/containerd"
           SystemdCgroup = true
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = "/usr/lib/cni"
-      conf_dir = "` + metadata.CNIConfDir + `"
+      conf_dir = "` + cniConfDir + `"
 `
+	if registryConfigPath != "" {
+		conf += `    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = "` + registryConfigPath + `"
+`
+	}
+	return conf
+}
 
 // baseConfig plays OpenShift's template controller: every role starts with one MachineConfig, so
 // a pool renders before an admin adds anything. It records what the node is, like

@@ -28,8 +28,12 @@ import (
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
-// WorkerSelector selects the worker pool's Nodes.
-const WorkerSelector = protocol.WorkerRoleLabel
+// WorkerSelector selects the worker pool's Nodes; KubeadmWorkerSelector a kubeadm layout's
+// workers, which carry no role label.
+const (
+	WorkerSelector        = protocol.WorkerRoleLabel
+	KubeadmWorkerSelector = "!" + protocol.ControlPlaneRoleLabel
+)
 
 // Cluster is a running dev cluster for one test.
 type Cluster struct {
@@ -39,15 +43,31 @@ type Cluster struct {
 	Watcher *Watcher
 }
 
+// Options are what a test asks of its cluster besides its worker count.
+type Options struct {
+	// Nodes is how many worker machines boot besides the control-plane machine master-0.
+	Nodes int
+	// Layout is how machines are built ("": OpenShift's); NoInstall leaves a kubeadm layout's
+	// cluster without mco, for the test to install it (devcluster.InstallMCO).
+	Layout    devcluster.Layout
+	NoInstall bool
+}
+
 // Start brings up a dev cluster of nodes worker machines in a temporary directory; it is torn
 // down when the test ends, after dumping its logs and the machines' journals if the test failed.
 func Start(t testing.TB, ctx context.Context, nodes int) *Cluster {
+	t.Helper()
+	return StartWith(t, ctx, Options{Nodes: nodes})
+}
+
+// StartWith is Start with the cluster's layout chosen.
+func StartWith(t testing.TB, ctx context.Context, o Options) *Cluster {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("dev clusters boot real machines (namespaces, loop mounts): run the tests as root")
 	}
 	mco := testenv.RequireMCO(t)
-	for _, tool := range []string{"etcd", "kube-apiserver", "ignition"} {
+	for _, tool := range []string{"etcd", "kube-apiserver", "kubectl", "kubelet", "ignition"} {
 		testenv.RequireTool(t, tool)
 	}
 	lockCluster(t)
@@ -67,8 +87,13 @@ func Start(t testing.TB, ctx context.Context, nodes int) *Cluster {
 			t.Errorf("mco dev down: %v", err)
 		}
 	})
-	opts := devcluster.Options{Dir: dir, Nodes: nodes, NodePools: []string{"worker"}, ToolsDir: testenv.ToolsDir(), MCO: mco,
-		Image: filepath.Join(testenv.RepoRoot(), "bin", "mco-image.tar"), Manifests: filepath.Join(testenv.RepoRoot(), "config", "default")}
+	variant := "default"
+	if o.Layout == devcluster.LayoutKubeadm {
+		variant = "kubeadm"
+	}
+	opts := devcluster.Options{Dir: dir, Nodes: o.Nodes, NodePools: []string{"worker"}, ToolsDir: testenv.ToolsDir(), MCO: mco,
+		Image: filepath.Join(testenv.RepoRoot(), "bin", "mco-image.tar"), Manifests: filepath.Join(testenv.RepoRoot(), "config", variant),
+		Layout: o.Layout, NoInstall: o.NoInstall}
 	if err := devcluster.Up(ctx, opts); err != nil {
 		t.Fatalf("mco dev up: %v", err)
 	}
@@ -76,7 +101,11 @@ func Start(t testing.TB, ctx context.Context, nodes int) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Watch(ctx, cfg, WorkerSelector)
+	selector := WorkerSelector
+	if o.Layout == devcluster.LayoutKubeadm {
+		selector = KubeadmWorkerSelector
+	}
+	w, err := Watch(ctx, cfg, selector)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +121,7 @@ func DumpLogs(t testing.TB, dir string) {
 	for _, m := range consoles {
 		name := filepath.Base(filepath.Dir(m))
 		out, _ := machine.Output(context.Background(), filepath.Dir(m), "sh", "-c", "journalctl --no-pager -n 60 -u "+
-			devcluster.FirstBootUnit+" -u "+devcluster.KubeletUnit+"; echo '--- agent pod'; "+devcluster.AgentLogsScript(60))
+			devcluster.FirstBootUnit+" -u "+devcluster.KubeletUnit+" -u containerd; echo '--- agent pod'; "+devcluster.AgentLogsScript(60))
 		t.Logf("--- journal of %s (tail)\n%s", name, out)
 	}
 	for _, l := range logs {

@@ -1,0 +1,187 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/devnet"
+	"github.com/mco-dev/mco/internal/machine"
+	"github.com/mco-dev/mco/internal/scheme"
+)
+
+// upKubeadm builds the kubeadm layout on a running control plane: what `kubeadm init` sets up
+// for joining nodes, then the control-plane machine and the workers, all booting at once (no
+// machine waits for mco: none boots from it), each a distribution image with what `kubeadm
+// join` leaves on a node; once their Nodes are Ready (master-0 marked as kubeadm marks a control
+// plane), mco is installed as README's "Install on a kubeadm cluster" says, unless NoInstall.
+func upKubeadm(ctx context.Context, opts Options, dir string, st *State, c client.Client) error {
+	logf(opts.Log, "setting up what kubeadm init leaves for joining nodes: bootstrap-token RBAC, kube-system/%s", kubeletConfigMap)
+	for _, obj := range kubeadmClusterObjects() {
+		if err := createIfMissing(ctx, c, obj); err != nil {
+			return err
+		}
+	}
+	names := []string{ControlPlaneMachine}
+	for i := range opts.Nodes {
+		names = append(names, freeNameAmong(dir, opts.NodePools[i%len(opts.NodePools)], names))
+	}
+	for _, name := range names {
+		logf(opts.Log, "booting machine %s: the distribution image (%s), kubelet and containerd as kubeadm join leaves them, no Ignition", name, DistroImage)
+		if err := st.addKubeadmNode(ctx, c, dir, opts.MCO, name); err != nil {
+			return err
+		}
+	}
+	logf(opts.Log, "waiting for every kubelet to join (bootstrap token, CSR approved) and its Node to be Ready")
+	if err := st.waitNodes(ctx, c, dir, names, 3*time.Minute); err != nil {
+		return err
+	}
+	if opts.NoInstall {
+		return nil
+	}
+	logf(opts.Log, "installing mco as README's kubeadm install says: kubectl apply --server-side -k of config/crd, then of an overlay of %s", st.Manifests)
+	return InstallMCO(ctx, dir)
+}
+
+// freeNameAmong is freeName, also skipping names chosen but not yet made.
+func freeNameAmong(dir, pool string, taken []string) string {
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("%s-%d", pool, i)
+		if _, err := os.Stat(MachineDir(dir, name)); os.IsNotExist(err) && !slices.Contains(taken, name) {
+			return name
+		}
+	}
+}
+
+// addKubeadmNode makes a machine of the distribution image whose first boot writes what
+// `kubeadm join` leaves, with a bootstrap token of its own (as `kubeadm token create` makes
+// one per join).
+func (s *State) addKubeadmNode(ctx context.Context, c client.Client, dir, mco, name string) error {
+	if err := buildDistroImage(dir, s); err != nil {
+		return fmt.Errorf("building the distribution image: %w", err)
+	}
+	ca, err := os.ReadFile(pki{dir: filepath.Join(dir, "pki")}.path("ca.crt"))
+	if err != nil {
+		return err
+	}
+	token, err := newBootstrapToken()
+	if err != nil {
+		return err
+	}
+	if err := c.Create(ctx, bootstrapTokenSecret(token, time.Now().Add(bootstrapTokenTTL))); err != nil {
+		return fmt.Errorf("bootstrap token for %s: %w", name, err)
+	}
+	return s.createMachine(dir, mco, name, func(cfg *machine.Config) error {
+		cni, err := cfg.Metadata.CNIConfig()
+		if err != nil {
+			return err
+		}
+		files, err := kubeadmFiles(kubeadmNode{NodeIP: cfg.Metadata.NodeIP, APIServerURL: s.APIServerURL, CA: ca, Token: token.String(), CNI: cni})
+		if err != nil {
+			return fmt.Errorf("machine %s: %w", name, err)
+		}
+		cfg.Image, cfg.Provision = DistroImage, machine.ProvisionFiles
+		return machine.WriteFileSet(cfg.Dir, files)
+	})
+}
+
+// InstallMCO installs mco on the kubeadm layout's cluster in dir as an admin installs it
+// (README's "Install on a kubeadm cluster"): the CRDs first (`kubectl apply --server-side -k
+// config/crd`, waited for), then the dev overlay of config/kubeadm (the image's tag and the two
+// install settings). It returns once the controller, server and agent pods are Ready, with
+// api-int (a load balancer's pool) led to the server's pod on the control-plane machine.
+func InstallMCO(ctx context.Context, dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		return err
+	}
+	if st.ClusterLayout() != LayoutKubeadm {
+		return fmt.Errorf("the %s layout's cluster in %s installs mco itself (mco dev up)", st.ClusterLayout(), dir)
+	}
+	kubeconfig, kubectl := filepath.Join(dir, "kubeconfig"), filepath.Join(st.ToolsDir, "kubectl")
+	crds := filepath.Join(st.Manifests, "..", "crd")
+	for _, args := range [][]string{
+		{"apply", "--server-side", "-k", crds},
+		{"wait", "--for", "condition=established", "--timeout=60s", "crd/machineconfigpools.machineconfiguration.openshift.io"},
+	} {
+		if out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("kubectl %v: %w: %s", args, err, out)
+		}
+	}
+	if err := installMCO(ctx, dir, kubectl, kubeconfig, st.Manifests, st.ImageArchive, ServerHost(), st.APIServerURL); err != nil {
+		return err
+	}
+	c, _, err := scheme.NewClient(kubeconfig)
+	if err != nil {
+		return err
+	}
+	if err := waitMCOPods(ctx, c, len(st.Machines), 3*time.Minute); err != nil {
+		return err
+	}
+	ip, err := nodeInternalIP(ctx, c, ControlPlaneMachine)
+	if err != nil {
+		return err
+	}
+	target := netip.AddrPortFrom(ip, devnet.APIIntPort)
+	if err := poll(ctx, time.Minute, func() bool { return serves(target) }); err != nil {
+		return fmt.Errorf("the server's pod on %s does not serve on %s: %w (kubectl -n %s logs daemonset/mco-server)", ControlPlaneMachine, target, err, ServerNamespace)
+	}
+	if err := devnet.PointAPIInt(devnet.Default(), target); err != nil {
+		return err
+	}
+	st.ServerURL = "https://" + ServerHost()
+	return st.save(dir)
+}
+
+// waitMCOPods waits until config/default's workloads are Ready: the controller's Deployment,
+// the server's DaemonSet on the control plane and the agent's on every one of nodes.
+func waitMCOPods(ctx context.Context, c client.Client, nodes int, timeout time.Duration) error {
+	var last string
+	err := poll(ctx, timeout, func() bool {
+		var d appsv1.Deployment
+		var server, agent appsv1.DaemonSet
+		if c.Get(ctx, client.ObjectKey{Namespace: ServerNamespace, Name: "mco-controller"}, &d) != nil ||
+			c.Get(ctx, client.ObjectKey{Namespace: ServerNamespace, Name: "mco-server"}, &server) != nil ||
+			c.Get(ctx, client.ObjectKey{Namespace: ServerNamespace, Name: "mco-daemon"}, &agent) != nil {
+			last = "not all created"
+			return false
+		}
+		last = fmt.Sprintf("controller %d/1 ready, server %d/%d, agents %d/%d", d.Status.ReadyReplicas,
+			server.Status.NumberReady, server.Status.DesiredNumberScheduled, agent.Status.NumberReady, nodes)
+		return d.Status.ReadyReplicas >= 1 && server.Status.DesiredNumberScheduled >= 1 &&
+			server.Status.NumberReady == server.Status.DesiredNumberScheduled && int(agent.Status.NumberReady) == nodes
+	})
+	if err != nil {
+		return fmt.Errorf("mco's pods are not Ready (%s): %w (kubectl -n %s get pods -o wide)", last, err, ServerNamespace)
+	}
+	return nil
+}
+
+// nodeInternalIP is the InternalIP Node name reports.
+func nodeInternalIP(ctx context.Context, c client.Client, name string) (netip.Addr, error) {
+	var node corev1.Node
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, &node); err != nil {
+		return netip.Addr{}, err
+	}
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			if ip, err := netip.ParseAddr(a.Address); err == nil {
+				return ip, nil
+			}
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("Node %s reports no InternalIP", name)
+}
