@@ -48,8 +48,8 @@ func TestKubeadmFilesAreKubeadms(t *testing.T) {
 		KubeadmInstanceConfigPath: golden(t, "instance-config.yaml"),
 		KubeadmFlagsPath:          golden(t, "kubeadm-flags.env"),
 		// The admin's addition, the way kubeadm's docs give for extra flags.
-		KubeletDefaultsPath: "KUBELET_EXTRA_ARGS=--config-dir=/etc/kubernetes/kubelet.conf.d\n",
-		KubeadmCAPath:       string(ca),
+		KubeletDefaultsPath:                 "KUBELET_EXTRA_ARGS=--config-dir=/etc/kubernetes/kubelet.conf.d\n",
+		KubeadmCAPath:                       string(ca),
 		CNIConfDir + "/10-mco-dev.conflist": "{}\n",
 	} {
 		if got := fileOf(t, set, path).Content; got != want {
