@@ -19,6 +19,8 @@ var nodeAnnotations = []string{
 	protocol.CurrentConfigAnnotation, protocol.DesiredConfigAnnotation, protocol.StateAnnotation,
 	protocol.ReasonAnnotation, protocol.DesiredDrainAnnotation, protocol.LastAppliedDrainAnnotation,
 	protocol.DrainStartedAtAnnotation, protocol.DrainBlockedAnnotation, protocol.PostConfigActionAnnotation,
+	// The adoption exchange; its plan is shown in Why (and whole by `mco plan`), not here.
+	protocol.AdoptionTargetAnnotation, protocol.AdoptionAnnotation, protocol.AdoptAnnotation,
 }
 
 // annotationEvidence lists the node's protocol annotations that are set, by their short key.

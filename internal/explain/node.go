@@ -47,6 +47,9 @@ func Node(c Cluster, name string) (Explanation, error) {
 	case pool == nil:
 		x.Summary = "not managed: no pool selects it"
 		x.Doing, x.Next = "nothing", "nothing until a MachineConfigPool's nodeSelector matches its labels"
+		if !rollout.Managed(n) {
+			x.Next += "; that pool then offers the node its config (adoption-target), and adopts it once its agent compared the host and you approved"
+		}
 		x.Why = rollout.NoPool(n, c.poolPointers())
 		role := protocol.WorkerRoleLabel
 		if _, controlPlane := n.Labels[controlPlaneLabel]; controlPlane {
@@ -54,10 +57,7 @@ func Node(c Cluster, name string) (Explanation, error) {
 		}
 		x.YouCan = []string{fmt.Sprintf("label it for a pool, e.g. `kubectl label node %s %s=`", name, role)}
 	case !rollout.Managed(n):
-		x.Summary = fmt.Sprintf("joining mcp/%s: the agent has not reported yet", pool.Name)
-		x.Doing = "waiting for the node's agent to report the config the node runs (annotation currentConfig)"
-		x.Next = "the pool counts and updates the node once its agent reports"
-		x.YouCan = []string{fmt.Sprintf("check the node's agent: `journalctl -u mco-daemon` on it, or its pod (`kubectl -n openshift-machine-config-operator get pods -l app.kubernetes.io/component=daemon --field-selector spec.nodeName=%s`)", name)}
+		e.unmanaged(&x)
 	default:
 		e.explain(&x)
 	}

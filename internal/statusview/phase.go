@@ -19,11 +19,20 @@ const (
 	PhaseRebooting Phase = "rebooting" // a reboot is queued or under way
 	PhaseDone      Phase = "done"      // on the pool's config
 	PhaseDegraded  Phase = "degraded"  // the agent reported an error
+	// A node mco did not boot, not managed yet:
+	PhaseJoining  Phase = "joining"  // no agent report yet (its pool offered it its config)
+	PhaseAdoption Phase = "adoption" // its agent found what adopting it changes; waits for approval or room
 )
 
 // NodePhase reads node's phase relative to the pool's target config.
 func NodePhase(n *corev1.Node, target string) Phase {
 	a := n.Annotations
+	if !rollout.Managed(n) {
+		if a[protocol.AdoptionAnnotation] == protocol.AdoptionPending {
+			return PhaseAdoption
+		}
+		return PhaseJoining
+	}
 	desired := a[protocol.DesiredConfigAnnotation]
 	drainRequest, lastDrain := a[protocol.DesiredDrainAnnotation], a[protocol.LastAppliedDrainAnnotation]
 	switch {

@@ -63,10 +63,10 @@ func Pools(pools []mcfgv1.MachineConfigPool, policies []rolloutv1.MachineConfigP
 // and its phase towards that pool's target, sorted by pool then name.
 func Nodes(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []NodeRow {
 	poolPtrs := make([]*mcfgv1.MachineConfigPool, len(pools))
-	targets := map[string]string{}
+	byName := map[string]*mcfgv1.MachineConfigPool{}
 	for i := range pools {
 		poolPtrs[i] = &pools[i]
-		targets[pools[i].Name] = pools[i].Spec.Configuration.Name
+		byName[pools[i].Name] = &pools[i]
 	}
 	parsed := rollout.NewPools(poolPtrs)
 	rows := make([]NodeRow, 0, len(nodes))
@@ -86,13 +86,27 @@ func Nodes(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []NodeRow {
 			// label for the built-in pools): say which label each pool wants.
 			row.Reason = "in no pool: " + strings.Join(rollout.NoPool(n, poolPtrs), "; ")
 		}
-		if target, ok := targets[pool]; ok {
-			row.Phase = NodePhase(n, target)
+		if p, ok := byName[pool]; ok {
+			row.Phase = NodePhase(n, p.Spec.Configuration.Name)
+			if a, awaiting := rollout.AwaitingAdoption(n, p); awaiting && row.Reason == "" {
+				row.Reason = adoptionReason(a)
+			}
 		}
 		rows = append(rows, row)
 	}
 	slices.SortFunc(rows, func(a, b NodeRow) int { return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Name, b.Name)) })
 	return rows
+}
+
+// adoptionReason is what a node waiting for adoption waits for, and what adopting it does.
+func adoptionReason(a rollout.Awaiting) string {
+	switch {
+	case a.Refused:
+		return a.Plan.Summary()
+	case a.Approved:
+		return "approved, waiting for room in its pool: " + a.Plan.Summary()
+	}
+	return fmt.Sprintf("%s; approve with `mco adopt %s`", a.Plan.Summary(), a.Node)
 }
 
 // Outcome is how a rollout stands: still going, finished, or stuck.
