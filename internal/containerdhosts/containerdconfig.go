@@ -117,8 +117,10 @@ func registrySettings(plugins map[string]any, major int, version int64) registry
 	if major == 2 {
 		images, _ := plugins[imagesPlugin2x].(map[string]any)
 		local, _ := images["use_local_image_pull"].(bool)
-		// A version 1 or 2 file's CRI registry table replaces the images plugin's on load.
-		if version >= 3 || (!hasRegistry(plugins, key) && hasRegistry(plugins, imagesPlugin2x)) {
+		// A version 1 or 2 file's CRI registry table replaces the images plugin's on load; where
+		// neither is written, the remedy goes to the table the file already has.
+		_, hasCRI := plugins[key]
+		if version >= 3 || (!hasRegistry(plugins, key) && (hasRegistry(plugins, imagesPlugin2x) || !hasCRI)) {
 			r := registryAt(plugins, imagesPlugin2x)
 			r.localPull = local
 			return r

@@ -110,7 +110,7 @@ func (h *registryHost) file() (*File, []error) {
 	for _, e := range h.entries {
 		needed = needed || e.insecure || len(e.mirrors) > 0
 	}
-	if !needed || len(errs) > 0 {
+	if !needed {
 		return nil, errs
 	}
 	var list hostList
@@ -205,22 +205,27 @@ func (h *registryHost) checkTags(list hostList) []error {
 // are per host: that is only the same as registries.conf when every entry of the host is
 // insecure and one of them is the whole registry.
 func (h *registryHost) sourceInsecure() (bool, error) {
-	any, all, whole := false, true, false
-	for _, e := range h.entries {
-		any = any || e.insecure
-		all = all && e.insecure
-		whole = whole || (e.path == "" && e.insecure)
-	}
-	if !any || (all && whole) {
-		return any, nil
-	}
+	var insecure, secure []string
+	whole := false
 	for _, e := range h.entries {
 		if e.insecure {
-			return false, &UnsupportedError{Registry: e.prefix, Field: "insecure", Reason: fmt.Sprintf(
-				"containerd's TLS settings are per registry host: it would skip verification and allow plain HTTP for all of %s, not only %s", h.name, e.prefix)}
+			insecure = append(insecure, e.prefix)
+			whole = whole || e.path == ""
+		} else {
+			secure = append(secure, e.prefix)
 		}
 	}
-	return false, nil
+	switch {
+	case len(insecure) == 0:
+		return false, nil
+	case len(secure) > 0:
+		return false, &UnsupportedError{Registry: insecure[0], Field: "insecure", Reason: fmt.Sprintf(
+			"containerd's TLS settings are per registry host: it cannot skip verification for %s and verify %s", strings.Join(insecure, ", "), strings.Join(secure, ", "))}
+	case !whole:
+		return false, &UnsupportedError{Registry: insecure[0], Field: "insecure", Reason: fmt.Sprintf(
+			"containerd's TLS settings are per registry host: it would skip verification and allow plain HTTP for all of %s, not only %s", h.name, strings.Join(insecure, ", "))}
+	}
+	return true, nil
 }
 
 func listOrNone(l []string) string {

@@ -432,7 +432,7 @@ credential-helpers = ["containers-auth.json"]
   location = "e.example.com/ns:tag"
 `,
 		refused: []refusal{{"https://quay.io", "location"}, {"a.example.com", "pull-from-mirror"}, {"b.example.com", "mirror.pull-from-mirror"},
-			{"c.example.com", "mirror.pull-from-mirror"}, {"c.example.com", "mirror.location"}, {"d.example.com/x", "insecure"}, {"d.example.com/x", "location"},
+			{"c.example.com", "mirror.pull-from-mirror"}, {"c.example.com", "mirror.location"}, {"d.example.com", "insecure"}, {"d.example.com/x", "insecure"}, {"d.example.com/x", "location"},
 			{"e.example.com/ns:tag", "prefix"}},
 	}, {
 		name:    "the v1 format is refused",
