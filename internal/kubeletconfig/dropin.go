@@ -126,14 +126,14 @@ func canonical(v any, t reflect.Type, path string) (any, *canonicalError) {
 				if v[k] == nil {
 					continue
 				}
-				name, ft, ok := fieldFor(fields, k)
+				name, f, ok := fieldFor(fields, k)
 				if !ok {
 					continue
 				}
 				if prev, dup := from[name]; dup {
 					return nil, &canonicalError{path, fmt.Sprintf("%q and %q both set %s; write it once", prev, k, name)}
 				}
-				c, err := canonical(v[k], ft, path+"."+name)
+				c, err := canonical(v[k], f.Type, path+"."+name)
 				if err != nil {
 					return nil, err
 				}
@@ -170,23 +170,28 @@ func canonical(v any, t reflect.Type, path string) (any, *canonicalError) {
 	return v, nil
 }
 
-// jsonFields maps the JSON names of t's fields (inline embedded structs' included) to their
-// types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
+// jsonField is one field of a struct type as encoding/json sees it.
+type jsonField struct {
+	Type  reflect.Type
+	Index []int // for reflect.Value.FieldByIndex
+}
+
+// jsonFields maps the JSON names of t's fields (inline embedded structs' included) to them.
+func jsonFields(t reflect.Type) map[string]jsonField {
+	out := map[string]jsonField{}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
 		case name == "-" || !f.IsExported():
 		case name == "" && f.Anonymous && (strings.Contains(opts, "inline") || f.Type.Kind() == reflect.Struct):
-			for n, ft := range jsonFields(f.Type) {
-				out[n] = ft
+			for n, inner := range jsonFields(f.Type) {
+				out[n] = jsonField{inner.Type, append([]int{i}, inner.Index...)}
 			}
 		case name == "":
-			out[f.Name] = f.Type
+			out[f.Name] = jsonField{f.Type, []int{i}}
 		default:
-			out[name] = f.Type
+			out[name] = jsonField{f.Type, []int{i}}
 		}
 	}
 	return out
@@ -194,14 +199,14 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 
 // fieldFor finds key's field as encoding/json does: the exact name, else one equal under
 // case folding.
-func fieldFor(fields map[string]reflect.Type, key string) (string, reflect.Type, bool) {
-	if t, ok := fields[key]; ok {
-		return key, t, true
+func fieldFor(fields map[string]jsonField, key string) (string, jsonField, bool) {
+	if f, ok := fields[key]; ok {
+		return key, f, true
 	}
-	for name, t := range fields {
+	for name, f := range fields {
 		if strings.EqualFold(name, key) {
-			return name, t, true
+			return name, f, true
 		}
 	}
-	return "", nil, false
+	return "", jsonField{}, false
 }
