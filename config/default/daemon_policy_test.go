@@ -61,6 +61,9 @@ func TestDaemonNodePolicy(t *testing.T) {
 			{protocol.StateAnnotation: ptr.To("Working"), protocol.ReasonAnnotation: nil},
 			{protocol.DesiredDrainAnnotation: ptr.To(protocol.UncordonRequest(cfgB))},
 			{protocol.CurrentConfigAnnotation: ptr.To(cfgB), protocol.StateAnnotation: ptr.To("Done"), protocol.PostConfigActionAnnotation: nil},
+			// A node waiting for adoption shows it, and clears it once adopted.
+			{protocol.AdoptionAnnotation: ptr.To(protocol.AdoptionPending), protocol.AdoptionPlanAnnotation: ptr.To(`{"target":"x"}`)},
+			{protocol.AdoptionAnnotation: nil, protocol.AdoptionPlanAnnotation: nil},
 		}
 		for _, s := range steps {
 			if err := patch(ctx, agentA, a.Name, annotationsPatch(s)); err != nil {
@@ -102,6 +105,9 @@ func TestDaemonNodePolicy(t *testing.T) {
 			{annotationsPatch(map[string]*string{protocol.DesiredConfigAnnotation: ptr.To("rendered-worker-evil")}), []string{ann(protocol.DesiredConfigAnnotation)}},
 			{annotationsPatch(map[string]*string{protocol.DesiredConfigAnnotation: nil}), []string{ann(protocol.DesiredConfigAnnotation)}},
 			{annotationsPatch(map[string]*string{protocol.FirstPivotConfigAnnotation: ptr.To("rendered-worker-evil")}), []string{ann(protocol.FirstPivotConfigAnnotation)}},
+			// An agent cannot approve its own adoption, nor choose what it is offered.
+			{annotationsPatch(map[string]*string{protocol.AdoptAnnotation: ptr.To(protocol.AdoptApproved)}), []string{ann(protocol.AdoptAnnotation)}},
+			{annotationsPatch(map[string]*string{protocol.AdoptionTargetAnnotation: ptr.To("rendered-worker-evil")}), []string{ann(protocol.AdoptionTargetAnnotation)}},
 			{annotationsPatch(map[string]*string{protocol.LastAppliedDrainAnnotation: ptr.To(protocol.DrainRequest(cfgB))}), []string{ann(protocol.LastAppliedDrainAnnotation)}},
 			{annotationsPatch(map[string]*string{protocol.DrainBlockedAnnotation: nil, "example.com/other": ptr.To("x")}),
 				[]string{ann(protocol.DrainBlockedAnnotation), ann("example.com/other")}},
