@@ -1,6 +1,7 @@
 // Package kubeadm tests config/kubeadm, the install on clusters kubeadm built: built with the
 // real kubectl's kustomize, its built-in pools select kubeadm's nodes by mco's own membership
-// rules, and its server runs on kubeadm's control plane.
+// rules and have an empty base MachineConfig each, and its server runs on kubeadm's control
+// plane.
 package kubeadm
 
 import (
@@ -89,6 +90,43 @@ func TestPoolsSelectKubeadmNodes(t *testing.T) {
 				t.Errorf("selected by %d built-in pools, want %d", n, tc.selectedBy)
 			}
 		})
+	}
+}
+
+// Every built-in pool has one base MachineConfig, empty, so it renders at once: a pool whose
+// role selects no MachineConfig cannot render and reads Degraded.
+func TestEachPoolHasAnEmptyBase(t *testing.T) {
+	objs := build(t)
+	var configs []*mcfgv1.MachineConfig
+	for _, u := range objs {
+		if u.GetKind() == "MachineConfig" {
+			mc := &mcfgv1.MachineConfig{}
+			convert(t, u, mc)
+			configs = append(configs, mc)
+		}
+	}
+	for _, u := range objs {
+		if u.GetKind() != "MachineConfigPool" {
+			continue
+		}
+		p := &mcfgv1.MachineConfigPool{}
+		convert(t, u, p)
+		sel, err := metav1.LabelSelectorAsSelector(p.Spec.MachineConfigSelector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var selected []string
+		for _, mc := range configs {
+			if sel.Matches(labels.Set(mc.Labels)) {
+				selected = append(selected, mc.Name)
+				if got := string(mc.Spec.Config.Raw); got != `{"ignition":{"version":"3.4.0"}}` {
+					t.Errorf("%s is not empty: %s", mc.Name, got)
+				}
+			}
+		}
+		if len(selected) != 1 || selected[0] != "00-"+p.Name {
+			t.Errorf("pool %s selects MachineConfigs %v, want [00-%s]", p.Name, selected, p.Name)
+		}
 	}
 }
 

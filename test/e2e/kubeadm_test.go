@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/devcluster"
+	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/test/clustertest"
@@ -19,8 +20,8 @@ import (
 // TestKubeadmLayoutInstall installs mco on a cluster built the way kubeadm users have theirs:
 // machines of a distribution image with what kubeadm join leaves (no Ignition, nothing of mco),
 // master-0 marked as kubeadm marks a control plane, workers with no role label; then mco from
-// config/kubeadm as README says. Its pods run, its built-in pools select every node, and
-// nothing rebooted or rewrote the distribution's files.
+// config/kubeadm as README says. Its pods run, its built-in pools select every node and render,
+// and nothing rebooted or rewrote the distribution's files.
 func TestKubeadmLayoutInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
@@ -124,6 +125,16 @@ func TestKubeadmLayoutInstall(t *testing.T) {
 			if len(in) != 1 || in[0] != want {
 				t.Errorf("%s is selected by %v, want [%s]", m, in, want)
 			}
+		}
+	})
+
+	t.Run("the built-in pools render from their empty bases, not Degraded", func(t *testing.T) {
+		for _, name := range []string{protocol.MasterPool, protocol.WorkerPool} {
+			clustertest.Eventually(t, time.Minute, "pool "+name+" rendered", func() bool {
+				var p mcfgv1.MachineConfigPool
+				return cl.C.Get(ctx, client.ObjectKey{Name: name}, &p) == nil && p.Spec.Configuration.Name != "" &&
+					!poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolRenderDegraded)
+			})
 		}
 	})
 
