@@ -52,6 +52,9 @@ func FromRegistriesConf(data []byte) ([]File, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	// Hosts come in prefix order, which is not path order ("r.example.com.cn" sorts before
+	// "r.example.com/").
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	return files, nil
 }
 

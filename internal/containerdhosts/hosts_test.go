@@ -288,6 +288,28 @@ credential-helpers = ["containers-auth.json"]
   capabilities = ["pull"]
 `},
 	}, {
+		name: "files are sorted by path, whatever the order of the prefixes",
+		conf: `[[registry]]
+  location = "registry.example.com"
+  [[registry.mirror]]
+    location = "m.example.com"
+[[registry]]
+  location = "registry.example.com.cn"
+  [[registry.mirror]]
+    location = "m.example.com"
+`,
+		want: map[string]string{
+			"/etc/containerd/certs.d/registry.example.com/hosts.toml": `server = "https://registry.example.com"
+
+[host."https://m.example.com"]
+  capabilities = ["pull", "resolve"]
+`,
+			"/etc/containerd/certs.d/registry.example.com.cn/hosts.toml": `server = "https://registry.example.com.cn"
+
+[host."https://m.example.com"]
+  capabilities = ["pull", "resolve"]
+`},
+	}, {
 		name: "the first entry of a prefix wins, as in containers/image",
 		conf: `[[registry]]
   location = "quay.io"
