@@ -7,6 +7,7 @@ import (
 
 	operatorv1 "github.com/openshift/api/operator/v1"
 
+	"github.com/mco-dev/mco/internal/kubeletconfig"
 	"github.com/mco-dev/mco/internal/render"
 )
 
@@ -38,7 +39,10 @@ func restart(unit string) Action { return Action{Type: Restart, Unit: unit} }
 var none = []Action{{Type: None}}
 
 // DefaultPolicies are the built-in rules (OpenShift's cluster defaults, registries.conf's
-// Special action included), under the admin's.
+// Special action included), under the admin's. One is mco's own: the kubelet's drop-in
+// directory, where a KubeletConfig becomes a drop-in on pools without OpenShift's kubelet.conf;
+// the kubelet reads its configuration only when it starts, so a restart puts a change in effect
+// (OpenShift never writes there, and a kubelet.conf change reboots, as in OpenShift).
 func DefaultPolicies() Policies {
 	crio := []Action{reload("crio.service")}
 	return Policies{
@@ -52,6 +56,7 @@ func DefaultPolicies() Policies {
 			{"/etc/nmstate/openshift", none},
 			{"/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt", []Action{restart("coreos-update-ca-trust.service"), restart("crio.service")}},
 			{"/etc/kubernetes/credential-providers", []Action{restart("kubelet.service")}},
+			{kubeletconfig.DropInDir, []Action{restart("kubelet.service")}},
 			{"/etc/systemd/system/kubelet.service.d/40-kubelet-crio-image-credential-provider.conf", []Action{{Type: DaemonReload}, restart("kubelet.service")}},
 			{"/etc/iri-registry", []Action{restart("iri-registry.service")}},
 			{"/usr/local/bin/load-registry-image.sh", []Action{restart("iri-registry.service")}},
