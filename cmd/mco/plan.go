@@ -36,7 +36,7 @@ type planFlags struct {
 func newPlanCommand() *cobra.Command {
 	var f planFlags
 	cmd := &cobra.Command{
-		Use:   "plan -f PATH... [--pool NAME] [-o json] [--kubeconfig FILE] | plan --offline -f PATH... --current RENDERED.yaml",
+		Use:   "plan -f PATH... [--pool NAME] [-o json] [--kubeconfig FILE] | plan --pool NAME | plan --offline -f PATH... --current RENDERED.yaml",
 		Short: "Show what a MachineConfig change would do to a pool's nodes before applying it",
 		Long: `Plan shows what applying MachineConfigs (and pools) would do, the way the node agent will
 compute it: the new rendered config, the disruption (none, reload or restart of units, drain,
@@ -53,7 +53,10 @@ are read off the pools' current rendered configs), and for each group of the poo
 sharing a current config the plan from that config is shown. Nodes mid-update or with a
 reboot queued are flagged. The policy is MachineConfiguration cluster's
 spec.nodeDisruptionPolicy (or --policy's). What lives only on a node (the force file, a
-reboot the agent still owes) cannot be seen and is said so.
+reboot the agent still owes) cannot be seen and is said so. Without -f, --pool plans the pool
+as it stands: its nodes behind its target, and its nodes mco did not boot that wait for
+adoption, each with the plan its agent published (every file's diff, the units, the
+disruption; ` + "`mco adopt`" + ` approves them).
 
 With --offline, no cluster: -f must hold every MachineConfig of the pool after the change,
 and --current the rendered config its nodes run.
@@ -65,6 +68,7 @@ Exit codes: 0 nothing drains or reboots; 1 a node would be drained or rebooted (
 reboot queued); 2 error, including a pool that does not render and a change the controller
 or agent would refuse as unreconcilable.`,
 		Example: `  mco plan -f change.yaml
+  mco plan --pool worker
   mco plan -f manifests/ --pool infra -o json
   mco plan --offline -f manifests/ --current rendered-worker.yaml
   mco plan --offline -f manifests/ --current rendered-infra.yaml --pool infra -o json`,

@@ -25,8 +25,8 @@ import (
 
 // runLivePlan plans -f against the cluster: it only reads, calls changeplan.Live and prints.
 func runLivePlan(cmd *cobra.Command, f planFlags) error {
-	if len(f.files) == 0 {
-		return fmt.Errorf("-f is needed: the manifests about to be applied")
+	if len(f.files) == 0 && f.pool == "" {
+		return fmt.Errorf("-f is needed: the manifests about to be applied (or --pool alone: the pool as it stands, its nodes behind its target and those waiting for adoption)")
 	}
 	if f.current != "" || f.osImageURL != "" || f.extensionsImage != "" {
 		return fmt.Errorf("--current, --os-image-url and --base-os-extensions-image are for --offline; against a cluster they come from the cluster")
@@ -36,10 +36,14 @@ func runLivePlan(cmd *cobra.Command, f planFlags) error {
 	if role == "" {
 		role = protocol.WorkerPool
 	}
-	set, err := manifest.Load(manifest.Options{FCOSRole: role}, f.files...)
-	found.addLoad(err)
-	if err := found.report(cmd, "bad input"); err != nil {
-		return &exitError{code: 2, err: err}
+	set := &manifest.Set{}
+	if len(f.files) > 0 {
+		var err error
+		set, err = manifest.Load(manifest.Options{FCOSRole: role}, f.files...)
+		found.addLoad(err)
+		if err := found.report(cmd, "bad input"); err != nil {
+			return &exitError{code: 2, err: err}
+		}
 	}
 	c, _, err := scheme.NewClient(f.kubeconfig)
 	if err != nil {
@@ -137,15 +141,14 @@ func printReport(w io.Writer, r *changeplan.Report, set *manifest.Set) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "POOL\tRENDERED\tNODES ON\tNODES\tDISRUPTION\n")
 	for _, p := range r.Pools {
-		if len(p.Groups) == 0 || p.Error != "" {
+		if (len(p.Groups) == 0 && len(p.Adoptions) == 0) || p.Error != "" {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\n", p.Pool, orNone(p.Rendered), map[bool]string{true: "error", false: "-"}[p.Error != ""])
 		}
 		for _, g := range p.Groups {
-			disruption := "error"
-			if g.Plan != nil {
-				disruption = g.Plan.Disruption
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Pool, p.Rendered, g.Current, nodeList(g.Nodes), disruption)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Pool, p.Rendered, orNone(g.Current), nodeList(g.Nodes), groupDisruption(g))
+		}
+		for _, a := range p.Adoptions {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Pool, orNone(p.Rendered), "(not adopted)", a.Node, adoptionDisruption(a))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -173,11 +176,16 @@ func printReport(w io.Writer, r *changeplan.Report, set *manifest.Set) error {
 			fmt.Fprintf(w, "unreconcilable with the pool's target: %s\n", u)
 		}
 		for _, g := range p.Groups {
-			disruption := "error"
-			if g.Plan != nil {
-				disruption = g.Plan.Disruption
+			if g.Adopting {
+				fmt.Fprintf(w, "\n--- adopting: nodes mco did not boot, updated as their adoption plans said (%s)\n", nodeList(g.Nodes))
+				for _, n := range g.Nodes {
+					for _, s := range n.Notes {
+						fmt.Fprintf(w, "%s: %s\n", n.Name, s)
+					}
+				}
+				continue
 			}
-			fmt.Fprintf(w, "\n--- %s: nodes on %s (%s)\n", disruption, g.Current, nodeList(g.Nodes))
+			fmt.Fprintf(w, "\n--- %s: nodes on %s (%s)\n", groupDisruption(g), g.Current, nodeList(g.Nodes))
 			for _, n := range g.Nodes {
 				for _, s := range n.Notes {
 					fmt.Fprintf(w, "%s: %s\n", n.Name, s)
@@ -190,6 +198,9 @@ func printReport(w io.Writer, r *changeplan.Report, set *manifest.Set) error {
 			if err := printPlanDetails(w, g.Plan); err != nil {
 				return err
 			}
+		}
+		for _, a := range p.Adoptions {
+			printAdoption(w, a)
 		}
 	}
 	if len(r.Notes) > 0 {
@@ -221,4 +232,85 @@ func anyFlagged(r *changeplan.Report) bool {
 		}
 	}
 	return false
+}
+
+func groupDisruption(g changeplan.NodeGroup) string {
+	switch {
+	case g.Adopting:
+		return "adopting"
+	case g.Plan == nil:
+		return "error"
+	}
+	return g.Plan.Disruption
+}
+
+// adoptionDisruption is an adoption's column in the table: what approving it does.
+func adoptionDisruption(a changeplan.Adoption) string {
+	d := "none"
+	switch {
+	case len(a.Plan.Refused) > 0:
+		return "refused"
+	case a.Plan.Drain && a.Plan.Reboot:
+		d = "drain+reboot"
+	case a.Plan.Reboot:
+		d = "reboot"
+	case a.Plan.Drain:
+		d = "drain"
+	case a.Plan.Actions != "" && a.Plan.Actions != "None":
+		d = strings.ToLower(a.Plan.Actions)
+	}
+	if !a.Approved {
+		d += " (awaiting approval)"
+	}
+	return d
+}
+
+// printAdoption writes the plan a node's agent published for adopting it, whole: each file with
+// its diff (or why none is shown), the units, the OS fields, the disruption.
+func printAdoption(w io.Writer, a changeplan.Adoption) {
+	approval := fmt.Sprintf("awaiting approval (`mco adopt %s`)", a.Node)
+	if a.Approved {
+		approval = "approved"
+	}
+	fmt.Fprintf(w, "\n--- adoption of %s, %s: %s\n", a.Node, approval, a.Plan.Summary())
+	if a.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", a.Note)
+	}
+	if a.PlanError != "" {
+		fmt.Fprintf(w, "error: the agent's plan cannot be read: %s\n", a.PlanError)
+	}
+	p := a.Plan
+	fmt.Fprintf(w, "Actions: %s; drain: %s; reboot: %s\n", orNone(p.Actions), yesNo(p.Drain), yesNo(p.Reboot))
+	for _, f := range p.Files {
+		fmt.Fprintf(w, "\nFile %s (%s)", f.Path, f.Change)
+		if f.Note != "" {
+			fmt.Fprintf(w, ": %s", f.Note)
+		}
+		fmt.Fprintln(w)
+		if f.Diff != "" {
+			fmt.Fprintln(w, f.Diff)
+		}
+	}
+	for _, u := range p.Units {
+		fmt.Fprintf(w, "\nUnit %s: %s\n", u.Name, u.Change)
+	}
+	if len(p.OS) > 0 {
+		fmt.Fprintf(w, "\nThe booted system changes: %s\n", strings.Join(p.OS, ", "))
+	}
+	if p.Password {
+		fmt.Fprintln(w, "\nThe core user's password changes.")
+	}
+	if len(p.Refused) > 0 {
+		fmt.Fprintln(w, "\nRefused (this host cannot apply it; approving does not help):")
+		for _, r := range p.Refused {
+			fmt.Fprintf(w, "  %s\n", r)
+		}
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }

@@ -58,6 +58,9 @@ type PoolReport struct {
 	Warnings []render.Warning `json:"warnings,omitempty"`
 	Notes    []string         `json:"notes,omitempty"`
 	Groups   []NodeGroup      `json:"groups"`
+	// Adoptions are the pool's nodes mco did not boot that wait for adoption, each with the
+	// plan its agent published (they are in no group: they run no rendered config).
+	Adoptions []Adoption `json:"adoptions,omitempty"`
 }
 
 // ForceFileNote is said in every live plan: what only the node knows.
@@ -104,6 +107,9 @@ func planPool(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool,
 	byName map[string]*mcfgv1.MachineConfig, before *rollout.Pools, c Cluster, defaults render.Defaults) PoolReport {
 	target := byName[pool.Spec.Configuration.Name]
 	out := PoolReport{Pool: pool.Name, Target: pool.Spec.Configuration.Name, Paused: pool.Spec.Paused, Groups: []NodeGroup{}}
+	members, unmanaged, ambiguous := rollout.Split(pool, pools, c.Nodes)
+	// The agents' plans stand whether or not the change renders.
+	out.Adoptions = adoptions(pool, unmanaged, "")
 	if out.Paused {
 		out.Notes = append(out.Notes, "paused: the controller renders the change but moves no node until the pool is unpaused")
 	}
@@ -143,12 +149,15 @@ func planPool(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool,
 		out.Summary, out.Unreconcilable = p.Summary, p.Unreconcilable
 	}
 
-	members, ambiguous := rollout.Members(pool, pools, c.Nodes)
 	for _, a := range ambiguous {
 		out.Notes = append(out.Notes, a.Error())
 	}
-	if len(members) == 0 {
+	out.Adoptions = adoptions(pool, unmanaged, out.Rendered)
+	switch {
+	case len(members) == 0 && len(unmanaged) == 0:
 		out.Notes = append(out.Notes, "no node is in this pool")
+	case len(members) == 0:
+		out.Notes = append(out.Notes, "no node of this pool is managed by mco yet")
 	}
 	out.Groups = GroupNodes(members)
 	for i := range out.Groups {
@@ -157,6 +166,12 @@ func planPool(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool,
 			if was, _ := before.PrimaryPool(nodeNamed(members, n.Name)); was != pool.Name {
 				g.Nodes[j].Notes = append(g.Nodes[j].Notes, fmt.Sprintf("joins this pool from %s", orNone(was)))
 			}
+		}
+		if g.Current == "" {
+			// Nodes mco did not boot, given the target when their adoption was approved: no
+			// rendered config to plan from; their agents apply the adoption plan they published.
+			g.Adopting = true
+			continue
 		}
 		current := byName[g.Current]
 		if current == nil {
@@ -205,6 +220,11 @@ func (r *Report) ExitCode() int {
 				}
 			}
 		}
+		for _, a := range p.Adoptions {
+			if a.Disrupts() {
+				code = 1
+			}
+		}
 	}
 	return code
 }
@@ -236,6 +256,12 @@ func (r *Report) Why() string {
 				if n.RebootPending {
 					parts = append(parts, fmt.Sprintf("pool %s: %s has a reboot pending", p.Pool, n.Name))
 				}
+			}
+		}
+		for _, a := range p.Adoptions {
+			if a.Disrupts() {
+				parts = append(parts, fmt.Sprintf("pool %s: %s, approved for adoption, would be %s", p.Pool, a.Node,
+					map[bool]string{true: "rebooted", false: "drained"}[a.Plan.Reboot]))
 			}
 		}
 	}

@@ -17,9 +17,13 @@ type NodeGroup struct {
 	// Current is the rendered config the nodes run (their currentConfig annotation).
 	Current string `json:"current"`
 	Nodes   []Node `json:"nodes"`
-	// Plan is the move from Current to the pool's new rendered config; nil with Error.
+	// Plan is the move from Current to the pool's new rendered config; nil with Error, and
+	// for Adopting.
 	Plan  *Plan  `json:"plan,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Adopting: Current is "": nodes mco did not boot whose adoption started; they run no
+	// rendered config to plan from, and their agents update them as their adoption plans said.
+	Adopting bool `json:"adopting,omitempty"`
 }
 
 // Node is one member of a group, with what its own state adds to the plan.
@@ -64,7 +68,11 @@ func nodeOf(n *corev1.Node) Node {
 		out.Notes = append(out.Notes, "reboot pending: the agent has queued a reboot, which happens whatever this plan says")
 	}
 	state := a[protocol.StateAnnotation]
-	if !rollout.Done(n) {
+	if !rollout.Done(n) && a[protocol.CurrentConfigAnnotation] == "" {
+		out.Moving = true
+		out.Notes = append(out.Notes, fmt.Sprintf("being adopted: mco did not boot it; its agent moves it from the host's own files to %s as its adoption plan said, then moves on to the pool's next config like any node",
+			orNone(a[protocol.DesiredConfigAnnotation])))
+	} else if !rollout.Done(n) {
 		out.Moving = true
 		note := fmt.Sprintf("mid-update: moving from %s to %s", orNone(a[protocol.CurrentConfigAnnotation]), orNone(a[protocol.DesiredConfigAnnotation]))
 		if state != "" {
