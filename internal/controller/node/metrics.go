@@ -23,6 +23,9 @@ var (
 	unresponsiveMachineCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mco_unresponsive_machine_count", Help: "Nodes of the pool NotReady mid-update past the threshold; while above 0 the pool starts no node.",
 	}, []string{"pool"})
+	awaitingAdoptionCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mco_awaiting_adoption_machine_count", Help: "Nodes mco did not boot waiting for adoption into the pool's target (approved or not); not in mco_machine_count.",
+	}, []string{"pool"})
 	poolHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mco_pool_held", Help: "1 while the pool starts no node on purpose: paused, or held by its MachineConfigPoolRollout (canary, soak, window, gate, refusal).",
 	}, []string{"pool"})
@@ -33,11 +36,12 @@ func init() { metrics.Registry.MustRegister(Collectors()...) }
 // Collectors are the series this package exports on the controller's metrics endpoint, so a
 // test can list them (docs/metrics.md, config/prometheus) without starting the controller.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount, poolHeld}
+	return []prometheus.Collector{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount, awaitingAdoptionCount, poolHeld}
 }
 
-func recordPoolMetrics(pool string, st mcfgv1.MachineConfigPoolStatus, unresponsive int, held bool) {
+func recordPoolMetrics(pool string, st mcfgv1.MachineConfigPoolStatus, unresponsive, awaitingAdoption int, held bool) {
 	unresponsiveMachineCount.WithLabelValues(pool).Set(float64(unresponsive))
+	awaitingAdoptionCount.WithLabelValues(pool).Set(float64(awaitingAdoption))
 	poolHeld.WithLabelValues(pool).Set(map[bool]float64{true: 1}[held])
 	machineCount.WithLabelValues(pool).Set(float64(st.MachineCount))
 	updatedMachineCount.WithLabelValues(pool).Set(float64(st.UpdatedMachineCount))
@@ -46,7 +50,7 @@ func recordPoolMetrics(pool string, st mcfgv1.MachineConfigPoolStatus, unrespons
 }
 
 func forgetPoolMetrics(pool string) {
-	for _, g := range []*prometheus.GaugeVec{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount, poolHeld} {
+	for _, g := range []*prometheus.GaugeVec{machineCount, updatedMachineCount, degradedMachineCount, unavailableMachineCount, unresponsiveMachineCount, awaitingAdoptionCount, poolHeld} {
 		g.DeleteLabelValues(pool)
 	}
 }
