@@ -59,6 +59,14 @@ func (a *Agent) considerAdoption(ctx context.Context, node *corev1.Node) error {
 	}
 	p.Target = target
 	p.Refused = append(p.Refused, refused...)
+	if next.hostErr != nil {
+		p.Refused = append(p.Refused, next.hostErr.Error())
+	}
+	rt, err := a.runtime()
+	if err != nil {
+		return err
+	}
+	hostlayout.AdjustDiff(rt, &diff)
 	applyOSChange(&diff, osc)
 	p.OS = diff.OSChanges()
 	pl := plan.Compute(diff, policies)

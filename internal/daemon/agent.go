@@ -12,6 +12,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/failpoint"
+	"github.com/mco-dev/mco/internal/daemon/hostlayout"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/reboot"
@@ -37,6 +38,9 @@ type Options struct {
 	Rebooter reboot.Rebooter
 	Systemd  systemd.Manager
 	OS       osimage.Backend
+	// Runtime, when set, is the container runtime instead of the one the kubelet reports on the
+	// Node (tests).
+	Runtime *hostlayout.Runtime
 	// Metrics, when set, receives the agent's Prometheus series; the kubelet's health is then
 	// checked every 30 s for them, at KubeletHealthURL if set, else where the running
 	// kubelet's configuration says it serves healthz.

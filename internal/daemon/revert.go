@@ -7,6 +7,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
 	"github.com/mco-dev/mco/internal/daemon/apply"
+	"github.com/mco-dev/mco/internal/daemon/hostlayout"
 	"github.com/mco-dev/mco/internal/daemon/nodefiles"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/systemd"
@@ -51,6 +52,7 @@ func Revert(ctx context.Context, rootDir string, sd systemd.Manager) (string, er
 	if err != nil {
 		return "", err
 	}
+	committed.set = hostlayout.WithDerived(committed.set, hostlayout.DerivedOnHost(committed.set, root.ReadFile))
 	txn, err := a.Begin(ctx, apply.Request{From: name, To: "", Old: committed.set, New: nodefiles.Set{}})
 	if err != nil {
 		return "", err

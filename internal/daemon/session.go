@@ -87,7 +87,12 @@ func (a *Agent) bootedSystem(ctx context.Context) (osimage.Booted, error) {
 type loaded struct {
 	mc  *mcfgv1.MachineConfig
 	ign ignition.Config
+	// set is what the config puts on this host: its own files and units, and what this host's
+	// runtime needs besides (hostlayout.Derive).
 	set nodefiles.Set
+	// hostErr is why this host cannot be given the config (a *hostlayout.DerivedError); an
+	// update to it is refused before any drain or write.
+	hostErr error
 }
 
 // load fetches a rendered config; the on-disk record stands in when the API no longer has it
@@ -113,6 +118,9 @@ func (a *Agent) load(ctx context.Context, name string) (*loaded, error) {
 	}
 	l, err := parseConfig(mc, index)
 	if err != nil {
+		return nil, err
+	}
+	if err := a.deriveForHost(l); err != nil {
 		return nil, err
 	}
 	if a.s.configs == nil {

@@ -66,6 +66,9 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 		}
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "HostFileUnreadable", err), err)
 	}
+	if next.hostErr != nil {
+		return a.degrade(ctx, protocol.NodeDegraded, "UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %w", desired, next.hostErr))
+	}
 	// What the OS backend cannot apply is refused here, before any drain or write.
 	osChange, err := a.osChange(ctx, specOf(old), next.mc.Spec, force)
 	if unsupported := (*osimage.UnsupportedError)(nil); errors.As(err, &unsupported) {
@@ -83,6 +86,11 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 			return err
 		}
 	}
+	rt, err := a.runtime()
+	if err != nil {
+		return err
+	}
+	hostlayout.AdjustDiff(rt, &diff)
 	diff.Force = force
 	// A move from a committed config whose reboot never came still owes that reboot: applied
 	// without one, the current config's reboot-only changes would never take effect.
