@@ -161,10 +161,12 @@ spec:
 		must(t, k8sClient.Get(ctx, client.ObjectKey{Name: "set-max-pods"}, kc))
 		kc.Spec.MachineConfigPoolSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"pools.operator.machineconfiguration.openshift.io/master": ""}}
 		must(t, k8sClient.Update(ctx, kc))
-		// The master pool has no base MachineConfig: the built-in default is used.
+		// The master pool has no base MachineConfig (a kubeadm-built pool): the KubeletConfig
+		// becomes the kubelet drop-in alone.
 		mc := mctest.Wait(t, ctx, k8sClient, "99-master-generated-kubelet", func(*mcfgv1.MachineConfig) bool { return true })
-		if conf := mctest.Files(t, mc)[kubeletconfig.KubeletConfPath]; !strings.Contains(conf, "clusterDNS:\n- 10.96.0.10") || !strings.Contains(conf, "maxPods: 100") {
-			t.Errorf("master kubelet.conf over the default:\n%s", conf)
+		want := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nlogging:\n  verbosity: 5\nmaxPods: 100\n"
+		if files := mctest.Files(t, mc); len(files) != 1 || files[kubeletconfig.DropInPath] != want {
+			t.Errorf("master files %q, want only %s:\n%s", files, kubeletconfig.DropInPath, want)
 		}
 		mctest.WaitGone(t, ctx, k8sClient, mctest.GoneMC("99-worker-generated-kubelet"))
 		got := waitAccepted(t, ctx, "set-max-pods", corev1.ConditionTrue)
