@@ -83,6 +83,9 @@ func Up(ctx context.Context, opts Options) error {
 	if opts.NoInstall && layout != LayoutKubeadm {
 		return fmt.Errorf("only the kubeadm layout's machines come up without mco: the OpenShift layout's boot from its server")
 	}
+	if len(opts.CustomPools) > 0 && layout == LayoutKubeadm {
+		return fmt.Errorf("custom pools %v: a kubeadm layout's cluster has no pools before mco is installed; create them afterwards (README: Install on a kubeadm cluster)", opts.CustomPools)
+	}
 	archive, manifests, err := opts.install(layout)
 	if err != nil {
 		return err
@@ -156,10 +159,13 @@ func Up(ctx context.Context, opts Options) error {
 }
 
 // freeName is the first <pool>-<n> no machine of dir has.
-func freeName(dir, pool string) string {
+func freeName(dir, pool string) string { return freeNameAmong(dir, pool, nil) }
+
+// freeNameAmong is freeName, also skipping names chosen but not yet made.
+func freeNameAmong(dir, pool string, taken []string) string {
 	for i := 0; ; i++ {
 		name := fmt.Sprintf("%s-%d", pool, i)
-		if _, err := os.Stat(MachineDir(dir, name)); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(MachineDir(dir, name)); errors.Is(err, os.ErrNotExist) && !slices.Contains(taken, name) {
 			return name
 		}
 	}

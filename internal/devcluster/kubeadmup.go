@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -50,16 +49,6 @@ func upKubeadm(ctx context.Context, opts Options, dir string, st *State, c clien
 	}
 	logf(opts.Log, "installing mco as README's kubeadm install says: kubectl apply --server-side -k of config/crd, then of an overlay of %s", st.Manifests)
 	return InstallMCO(ctx, dir)
-}
-
-// freeNameAmong is freeName, also skipping names chosen but not yet made.
-func freeNameAmong(dir, pool string, taken []string) string {
-	for i := 0; ; i++ {
-		name := fmt.Sprintf("%s-%d", pool, i)
-		if _, err := os.Stat(MachineDir(dir, name)); os.IsNotExist(err) && !slices.Contains(taken, name) {
-			return name
-		}
-	}
 }
 
 // addKubeadmNode makes a machine of the distribution image whose first boot writes what
