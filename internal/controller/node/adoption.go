@@ -107,6 +107,7 @@ func (r *Reconciler) reportAdoptions(pool *mcfgv1.MachineConfigPool, unmanaged [
 		}
 	}
 	for _, name := range started {
+		r.forgetWarning("adoption/" + name)
 		n := byName[name]
 		if n == nil {
 			continue
