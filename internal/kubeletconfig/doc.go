@@ -1,14 +1,18 @@
-// Package kubeletconfig turns a KubeletConfig (machineconfiguration.openshift.io/v1) into the
-// MachineConfig OpenShift generates for it, 99-<pool>-generated-kubelet[-N], byte for byte: the
-// user's kubeletConfig merged over the pool's base kubelet configuration the way OpenShift
-// merges it (k8s.io/kubelet types, mergo with override, its special cases), the TLS profile,
-// the log level drop-in and the node sizing environment file, encoded with the same encoders.
+// Package kubeletconfig turns a KubeletConfig (machineconfiguration.openshift.io/v1) into its
+// MachineConfig, 99-<pool>-generated-kubelet[-N]. On a pool with a base kubelet.conf (an
+// OpenShift-templated one) it is OpenShift's, byte for byte: the user's kubeletConfig merged over
+// the base the way OpenShift merges it (k8s.io/kubelet types, mergo with override, its special
+// cases), the TLS profile, the log level drop-in and the node sizing environment file, encoded
+// with the same encoders. On a pool without one (kubeadm-built) it is one kubelet drop-in
+// holding only what the KubeletConfig says (dropin.go).
 //
 // It is a pure core: validation, the MachineConfig name for a pool, finding the pool's base
-// kubelet.conf among its MachineConfigs (or the built-in default for vanilla Kubernetes), the
-// generation itself and the status conditions are functions over values. The controller in
-// internal/controller/kubeletconfig reads, calls them, and writes.
+// kubelet.conf among its MachineConfigs, the generation itself and the status conditions are
+// functions over values. The controller in internal/controller/kubeletconfig reads, calls them,
+// and writes. Effective, Satisfies and FlagsOverriding read a kubelet's configuration as the
+// kubelet itself does, for the agent to tell whether a drop-in is in effect.
 //
 // testdata/openshift holds golden outputs made by running OpenShift's own controller on
-// documented inputs; see its README.
+// documented inputs, testdata/kubelet those of the kubelet's own configuration loading; see
+// their READMEs and hack/tools/kubeletgoldens.
 package kubeletconfig
