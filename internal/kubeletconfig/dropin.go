@@ -49,6 +49,9 @@ func dropIn(kc *mcfgv1.KubeletConfig) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Feature gates are the cluster's, never a KubeletConfig's: Validate refuses any, and an
+	// empty map is left out as OpenShift's merge leaves it out.
+	delete(user, "featureGates")
 	for k, v := range user {
 		out[k] = v
 	}
