@@ -17,8 +17,9 @@ import (
 )
 
 // The cases in testdata/kubelet were run through the kubelet's own loading code
-// (hack/tools/kubeletgoldens merge: loadConfigFile, mergeKubeletConfigurations and
-// kubeletConfigFlagPrecedence of k8s.io/kubernetes v1.36.3), which wrote each kubelet.json.
+// (hack/tools/kubeletgoldens merge: loadConfigFile, mergeKubeletConfigurations,
+// kubeletConfigFlagPrecedence and ValidateKubeletConfiguration of k8s.io/kubernetes v1.36.3),
+// which wrote each kubelet.json.
 // Effective must refuse what the kubelet refuses, agree with it on every field any of the
 // case's files sets, and what the agent would call not in effect (Satisfies plus
 // FlagsOverriding) must be exactly what the real kubelet does not have.
@@ -47,6 +48,14 @@ func TestKubeletGoldens(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("the kubelet accepted it; Effective: %v", err)
+			}
+			// Effective does not validate: the kubelet's own validation (which refuses, say,
+			// reservedSystemCPUs over a host's systemReservedCgroup) is the kubelet's at start.
+			if c.want.Invalid != "" {
+				t.Logf("the kubelet would refuse to start: %s", c.want.Invalid)
+			}
+			if e.Name() == "generated-over-kubeadm" && c.want.Invalid != "" {
+				t.Errorf("the kubelet refuses the generator's drop-in over kubeadm's configuration: %s", c.want.Invalid)
 			}
 			files := map[string][]byte{"--config": c.config}
 			for _, n := range DropInOrder(slices.Collect(maps.Keys(c.dropIns))) {
@@ -110,8 +119,9 @@ type kubeletCase struct {
 	dropIns map[string][]byte
 	args    []string
 	want    struct {
-		Config *kubeletv1beta1.KubeletConfiguration `json:"config"`
-		Error  string                               `json:"error"`
+		Config  *kubeletv1beta1.KubeletConfiguration `json:"config"`
+		Error   string                               `json:"error"`
+		Invalid string                               `json:"invalid"`
 	}
 }
 

@@ -17,8 +17,8 @@
 // (when present), --config-dir=<case>/config-dir (when present) and the arguments in
 // <case>/args.json, through the kubelet's own loadConfigFile, mergeKubeletConfigurations and
 // kubeletConfigFlagPrecedence (cmd/kubelet/app, reached by go:linkname since they are
-// unexported), and writes the resulting v1beta1 configuration, or the error, to
-// <case>/kubelet.json.
+// unexported), then ValidateKubeletConfiguration, and writes the resulting v1beta1
+// configuration and its validation error, or the loading error, to <case>/kubelet.json.
 package main
 
 import (
@@ -34,11 +34,13 @@ import (
 	_ "unsafe" // go:linkname
 
 	"github.com/spf13/pflag"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	_ "k8s.io/kubernetes/cmd/kubelet/app"
 	"k8s.io/kubernetes/cmd/kubelet/app/options"
 	kubeletconfiginternal "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	kubeletconfigv1beta1conversion "k8s.io/kubernetes/pkg/kubelet/apis/config/v1beta1"
+	kubeletconfigvalidation "k8s.io/kubernetes/pkg/kubelet/apis/config/validation"
 )
 
 //go:linkname mergeKubeletConfigurations k8s.io/kubernetes/cmd/kubelet/app.mergeKubeletConfigurations
@@ -121,7 +123,11 @@ func toV1beta1(kc *kubeletconfiginternal.KubeletConfiguration) (*kubeletconfigv1
 
 type result struct {
 	Config *kubeletconfigv1beta1.KubeletConfiguration `json:"config,omitempty"`
-	Error  string                                     `json:"error,omitempty"`
+	// Error: the kubelet could not load its configuration.
+	Error string `json:"error,omitempty"`
+	// Invalid: it loaded it, and its validation (ValidateKubeletConfiguration) refuses it, so
+	// the kubelet would not start either.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 func mergeCases(root string) error {
@@ -135,7 +141,7 @@ func mergeCases(root string) error {
 		}
 		dir := filepath.Join(root, e.Name())
 		var r result
-		if cfg, err := load(dir); err != nil {
+		if cfg, invalid, err := load(dir); err != nil {
 			// Paths in the kubelet's messages relative to the case, so the goldens do not
 			// depend on where the checkout is.
 			r.Error = err.Error()
@@ -144,7 +150,7 @@ func mergeCases(root string) error {
 			}
 			r.Error = strings.ReplaceAll(r.Error, dir+"/", "")
 		} else {
-			r.Config = cfg
+			r.Config, r.Invalid = cfg, invalid
 		}
 		data, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
@@ -157,37 +163,49 @@ func mergeCases(root string) error {
 	return nil
 }
 
-// load is what the kubelet's command does before it validates and runs (cmd/kubelet/app/server.go
-// NewKubeletCommand's RunE).
-func load(dir string) (*kubeletconfigv1beta1.KubeletConfiguration, error) {
+// load is what the kubelet's command does before it runs (cmd/kubelet/app/server.go
+// NewKubeletCommand's RunE): load, merge, flags, then validation, whose refusal is invalid.
+func load(dir string) (cfg *kubeletconfigv1beta1.KubeletConfiguration, invalid string, err error) {
 	kc, err := options.NewKubeletConfiguration()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	config, dropIns := filepath.Join(dir, "config"), filepath.Join(dir, "config-dir")
 	var args []string
 	if data, err := os.ReadFile(filepath.Join(dir, "args.json")); err == nil {
 		if err := json.Unmarshal(data, &args); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	haveConfig, haveDir := exists(config), exists(dropIns)
 	if haveConfig {
 		if kc, err = loadConfigFile(context.Background(), config); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	if haveDir {
 		if _, err := mergeKubeletConfigurations(kc, dropIns); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	if haveConfig || haveDir {
 		if err := kubeletConfigFlagPrecedence(kc, args); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
-	return toV1beta1(kc)
+	gates := utilfeature.DefaultMutableFeatureGate.DeepCopy()
+	if err := gates.SetFromMap(kc.FeatureGates); err != nil {
+		return nil, "", err
+	}
+	// Its one check of the host running it (failCgroupV1 on a cgroup v1 host) is left out, so
+	// the goldens do not depend on where they are made.
+	hostless := kc.DeepCopy()
+	hostless.FailCgroupV1 = false
+	if err := kubeletconfigvalidation.ValidateKubeletConfiguration(hostless, gates); err != nil {
+		invalid = err.Error()
+	}
+	cfg, err = toV1beta1(kc)
+	return cfg, invalid, err
 }
 
 func exists(p string) bool {
