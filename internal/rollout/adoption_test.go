@@ -304,3 +304,13 @@ func TestAdoptionOneAtATime(t *testing.T) {
 		t.Fatalf("adopted %v in %d rounds, want s1, then s2 once s1 is Done (round 3)", order, rounds)
 	}
 }
+
+// A node whose adoption into an older target started, before its agent began to disrupt it, is
+// moved to the new target like any superseded node: the approval is of the node.
+func TestAdoptionSuperseded(t *testing.T) {
+	adopting := stranger("s", desiring("r1"), inState(protocol.NodeWorking, ""))
+	d := Decide(Input{Pool: pool("worker", "r2"), Nodes: []*corev1.Node{adopting, node("m", "r1")}})
+	if !slices.Equal(d.Next, []string{"s"}) || !slices.Equal(d.Superseded, []string{"s"}) {
+		t.Errorf("next %v superseded %v, want s moved to r2 without capacity", d.Next, d.Superseded)
+	}
+}
