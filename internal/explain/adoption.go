@@ -48,7 +48,7 @@ func (e nodeExplainer) unmanaged(x *Explanation) {
 		x.Doing = "nothing: the node's agent found that this host cannot apply " + target
 		x.Why = append([]string{}, a.Plan.Refused...)
 		x.Next = "nothing: approving does not help; the agent compares the host again when the pool's target changes, and every few minutes"
-		x.YouCan = []string{"change the pool's MachineConfigs (or the host) so the host can apply them", "`mco plan` shows the whole plan"}
+		x.YouCan = []string{"change the pool's MachineConfigs (or the host) so the host can apply them", fmt.Sprintf("`mco plan --pool %s` shows the whole plan", e.pool.Name)}
 	default:
 		x.Summary = fmt.Sprintf("waiting for adoption into %s in %s: %s", target, in, a.Plan.Summary())
 		x.Doing = fmt.Sprintf("nothing: mco did not boot this node; its agent compared the host with %s and waits for your approval before changing anything", target)
@@ -71,7 +71,7 @@ func (e nodeExplainer) unmanaged(x *Explanation) {
 		x.YouCan = []string{
 			fmt.Sprintf("approve this node: `mco adopt %s`", e.n.Name),
 			fmt.Sprintf("approve every node of the pool: `mco adopt --pool %s`", e.pool.Name),
-			"`mco plan` shows each file's whole diff",
+			fmt.Sprintf("`mco plan --pool %s` shows each file's whole diff", e.pool.Name),
 			"or bring the host's files in line with the config by hand: the agent compares again every few minutes and adopts a matching host without any change",
 		}
 	}
@@ -115,7 +115,7 @@ func adoptionWhy(a rollout.Awaiting) []string {
 func indentedDiff(diff string) string {
 	lines := strings.Split(diff, "\n")
 	if extra := len(lines) - maxAdoptionDiffLines; extra > 0 {
-		lines = append(lines[:maxAdoptionDiffLines], fmt.Sprintf("... %d more lines (`mco plan` shows them)", extra))
+		lines = append(lines[:maxAdoptionDiffLines], fmt.Sprintf("... %d more lines (`mco plan --pool` shows them)", extra))
 	}
 	return "      " + strings.Join(lines, "\n      ")
 }

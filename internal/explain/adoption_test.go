@@ -68,7 +68,7 @@ func TestNodeAdoption(t *testing.T) {
 			why: []string{"writes /etc/chrony.conf (content):\n      --- host/etc/chrony.conf", "\n      +server 10.0.0.1 iburst",
 				"writes /etc/kubernetes/secret (create): contents not shown: the file is not world-readable", "unit chronyd.service: enable"},
 			next:     []string{"within the pool's maxUnavailable", "(drain, write, reboot)", "`mco daemon revert`"},
-			youCan:   []string{"`mco adopt k1`", "`mco adopt --pool worker`", "`mco plan`"},
+			youCan:   []string{"`mco adopt k1`", "`mco adopt --pool worker`", "`mco plan --pool worker` shows each file's whole diff"},
 			evidence: []string{"annotation adoption=Pending"},
 		},
 	}, {

@@ -78,7 +78,7 @@ func Pool(c Cluster, name string) (Explanation, error) {
 	}
 	if cond := poolcondition.Get(&pool.Status, poolcondition.NodesAwaitingAdoption); cond != nil && cond.Status == corev1.ConditionTrue {
 		x.Why = append(x.Why, bound("nodes mco did not boot wait for adoption (NodesAwaitingAdoption, not counted in the pool): "+cond.Message))
-		x.YouCan = appendOnce(x.YouCan, fmt.Sprintf("approve them all: `mco adopt --pool %s`, or one: `mco adopt NODE`; `mco plan` shows what each adoption writes", name))
+		x.YouCan = appendOnce(x.YouCan, fmt.Sprintf("approve them all: `mco adopt --pool %s`, or one: `mco adopt NODE`; `mco plan --pool %s` shows what each adoption writes", name, name))
 	}
 	for _, h := range hs {
 		x.Why = append(x.Why, h.Why)

@@ -169,7 +169,7 @@ func setAwaitingAdoption(st *mcfgv1.MachineConfigPoolStatus, pool string, awaiti
 	}
 	msg := strings.Join(parts, "; ")
 	if unapproved > 0 {
-		msg += fmt.Sprintf(". Approve with `mco adopt NODE` or `mco adopt --pool %s`; `mco plan` shows each file's diff", pool)
+		msg += fmt.Sprintf(". Approve with `mco adopt NODE` or `mco adopt --pool %s`; `mco plan --pool %s` shows each file's diff", pool, pool)
 	}
 	poolcondition.Set(st, poolcondition.NodesAwaitingAdoption, corev1.ConditionTrue, reason, msg, now)
 }

@@ -94,8 +94,8 @@ func (r *Reconciler) reportAdoptions(pool *mcfgv1.MachineConfigPool, unmanaged [
 			continue
 		}
 		waiting[a.Node] = true
-		message := fmt.Sprintf("Waiting for approval to adopt the node into %s: %s. Approve with `mco adopt %s`; `mco plan` shows the diffs",
-			a.Plan.Target, a.Plan.Summary(), a.Node)
+		message := fmt.Sprintf("Waiting for approval to adopt the node into %s: %s. Approve with `mco adopt %s`; `mco plan --pool %s` shows the diffs",
+			a.Plan.Target, a.Plan.Summary(), a.Node, pool.Name)
 		if a.Refused {
 			message = fmt.Sprintf("The node %s; the config or the host must change", a.Plan.Summary())
 		}
