@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -49,5 +50,10 @@ func TestAdoptionRows(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("tables lack %q:\n%s", want, out.String())
 		}
+	}
+	frame := RolloutFrame(worker, Nodes([]mcfgv1.MachineConfigPool{*worker}, nodes), Pacing{}, time.Time{})
+	if !strings.Contains(frame, "0/0 nodes updated") || !strings.Contains(frame, "k1                       adoption: adopting into") ||
+		!strings.Contains(frame, "k2                       joining") {
+		t.Errorf("frame (nodes the pool does not count are listed, not counted):\n%s", frame)
 	}
 }

@@ -35,7 +35,9 @@ func RolloutFrame(pool *mcfgv1.MachineConfigPool, nodes []NodeRow, pacing Pacing
 	var b strings.Builder
 	total, done := 0, 0
 	for _, n := range nodes {
-		if n.Pool != pool.Name {
+		// Nodes the pool does not count yet (joining, waiting for adoption) are listed below,
+		// not counted: the bar agrees with the pool's own counts.
+		if n.Pool != pool.Name || n.Phase == PhaseJoining || n.Phase == PhaseAdoption {
 			continue
 		}
 		total++
