@@ -62,6 +62,11 @@ func (a *Agent) considerAdoption(ctx context.Context, node *corev1.Node) error {
 	if next.hostErr != nil {
 		p.Refused = append(p.Refused, next.hostErr.Error())
 	}
+	if refusal, err := a.kubeletDropInRefusal(next); err != nil {
+		return err
+	} else if refusal != nil {
+		p.Refused = append(p.Refused, refusal.Error())
+	}
 	rt, err := a.runtime()
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/failpoint"
 	"github.com/mco-dev/mco/internal/daemon/hostlayout"
+	"github.com/mco-dev/mco/internal/daemon/runningkubelet"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/reboot"
@@ -41,6 +42,9 @@ type Options struct {
 	// Runtime, when set, is the container runtime instead of the one the kubelet reports on the
 	// Node (tests).
 	Runtime *hostlayout.Runtime
+	// Kubelet, when set, is the running kubelet and when it started, instead of the kubelet
+	// found in /proc (tests).
+	Kubelet func() (k runningkubelet.Kubelet, started time.Time, found bool, err error)
 	// Metrics, when set, receives the agent's Prometheus series; the kubelet's health is then
 	// checked every 30 s for them, at KubeletHealthURL if set, else where the running
 	// kubelet's configuration says it serves healthz.

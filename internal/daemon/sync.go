@@ -9,6 +9,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/daemon/runningkubelet"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -106,6 +107,13 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 	}
 	if ms := osimage.Verify(specOf(l), booted); len(ms) > 0 {
 		return a.degrade(ctx, protocol.NodeDegraded, "BootedConfigMismatch", osimage.MismatchError(current, ms))
+	}
+	// Done means in effect: a KubeletConfig's drop-in counts once the running kubelet has it.
+	if err := a.kubeletDropInInEffect(l); err != nil {
+		if notInEffect := (*runningkubelet.NotInEffectError)(nil); errors.As(err, &notInEffect) {
+			return a.degrade(ctx, protocol.NodeDegraded, "KubeletConfigNotInEffect", fmt.Errorf("%s is written but not in effect: %w", current, err))
+		}
+		return err
 	}
 	node := a.kube.node()
 	uncordon := protocol.UncordonRequest(current)

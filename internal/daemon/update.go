@@ -69,6 +69,11 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	if next.hostErr != nil {
 		return a.degrade(ctx, protocol.NodeDegraded, "UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %w", desired, next.hostErr))
 	}
+	if refusal, err := a.kubeletDropInRefusal(next); err != nil {
+		return err
+	} else if refusal != nil {
+		return a.degrade(ctx, protocol.NodeDegraded, "UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %w", desired, refusal))
+	}
 	// What the OS backend cannot apply is refused here, before any drain or write.
 	osChange, err := a.osChange(ctx, specOf(old), next.mc.Spec, force)
 	if unsupported := (*osimage.UnsupportedError)(nil); errors.As(err, &unsupported) {
