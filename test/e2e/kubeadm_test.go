@@ -64,6 +64,10 @@ func TestKubeadmLayoutInstall(t *testing.T) {
 			}
 		}
 		for _, m := range machines {
+			// The distribution boots clean: no unit of the image failed.
+			if got := cl.InMachine(t, ctx, m, "sh", "-c", "systemctl is-system-running || true"); got != "running" {
+				t.Errorf("%s: systemd is %q (systemctl --failed inside)", m, got)
+			}
 			// kubeadm's unit: the packages' kubelet.service, 10-kubeadm.conf's flags, the
 			// admin's --config-dir; joined by CSR, so the kubelet wrote its own kubeconfig.
 			cmdline := cl.InMachine(t, ctx, m, "sh", "-c", `tr '\0' ' ' < /proc/$(pgrep -xo kubelet)/cmdline`)
