@@ -220,7 +220,13 @@ func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) 
 	}
 	// Only the new machine: the others may be in the middle of something of their own (a
 	// rollout, a failure the admin is looking at), which is not the join's business.
-	return name, st.waitNodes(ctx, c, dir, []string{name}, 3*time.Minute)
+	if err := st.waitNodes(ctx, c, dir, []string{name}, 3*time.Minute); err != nil {
+		return name, err
+	}
+	if st.ClusterLayout() == LayoutKubeadm {
+		return name, finishKubeadmJoins(ctx, dir, []string{name})
+	}
+	return name, nil
 }
 
 // Down stops every process the dev cluster in dir started: machines first (each powered off

@@ -44,6 +44,9 @@ func upKubeadm(ctx context.Context, opts Options, dir string, st *State, c clien
 	if err := st.waitNodes(ctx, c, dir, names, 3*time.Minute); err != nil {
 		return err
 	}
+	if err := finishKubeadmJoins(ctx, dir, names); err != nil {
+		return err
+	}
 	if opts.NoInstall {
 		return nil
 	}
@@ -81,6 +84,19 @@ func (s *State) addKubeadmNode(ctx context.Context, c client.Client, dir, mco, n
 		cfg.Image, cfg.Provision = DistroImage, machine.ProvisionFiles
 		return machine.WriteFileSet(cfg.Dir, files)
 	})
+}
+
+// finishKubeadmJoins does what `kubeadm join` does last once the kubelet wrote its own
+// kubeconfig (its client certificate signed): it deletes the bootstrap kubeconfig, so the
+// token's credential is not left on the node.
+func finishKubeadmJoins(ctx context.Context, dir string, machines []string) error {
+	for _, name := range machines {
+		script := fmt.Sprintf("test -s %s && rm -f %s", KubeadmKubeconfig, KubeadmBootstrapKubeconfig)
+		if _, err := machine.Output(ctx, MachineDir(dir, name), "sh", "-c", script); err != nil {
+			return fmt.Errorf("machine %s: the kubelet has no kubeconfig of its own yet: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // InstallMCO installs mco on the kubeadm layout's cluster in dir as an admin installs it

@@ -77,9 +77,10 @@ func TestKubeadmLayoutInstall(t *testing.T) {
 					t.Errorf("%s: kubelet %q lacks %s", m, cmdline, flag)
 				}
 			}
+			// kubeadm join deleted the bootstrap kubeconfig once the kubelet wrote its own.
 			if got := cl.InMachine(t, ctx, m, "sh", "-c", "test -s /etc/kubernetes/kubelet.conf && ls -A /etc/kubernetes/kubelet.conf.d /etc/containerd/certs.d; "+
-				"ls -d /etc/machine-config-daemon /usr/local/bin/mco /etc/systemd/system/"+devcluster.FirstBootUnit+" 2>/dev/null; true"); got != "/etc/containerd/certs.d:\n\n/etc/kubernetes/kubelet.conf.d:" {
-				t.Errorf("%s: want kubelet.conf written, empty drop-in directories and nothing of mco; got %q", m, got)
+				"ls -d /etc/kubernetes/bootstrap-kubelet.conf /etc/machine-config-daemon /usr/local/bin/mco /etc/systemd/system/"+devcluster.FirstBootUnit+" 2>/dev/null; true"); got != "/etc/containerd/certs.d:\n\n/etc/kubernetes/kubelet.conf.d:" {
+				t.Errorf("%s: want kubelet.conf written, no bootstrap kubeconfig left, empty drop-in directories and nothing of mco; got %q", m, got)
 			}
 		}
 	})
