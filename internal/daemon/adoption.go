@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -225,6 +226,10 @@ func (a *Agent) adoptInPlace(ctx context.Context, target string, next *loaded) e
 	}
 	record, err := json.Marshal(next.mc)
 	if err != nil {
+		return err
+	}
+	// A config with nothing in it recorded no original: the state directory may not exist yet.
+	if _, err := a.root.MkdirAll(path.Dir(apply.CurrentConfigPath), noderoot.DirSpec{Perm: 0o755}); err != nil {
 		return err
 	}
 	err = a.root.WriteFile(apply.CurrentConfigPath, record, noderoot.WriteOptions{Perm: 0o644})

@@ -89,6 +89,15 @@ func TestAdoptHostThatAlreadyMatches(t *testing.T) {
 		t.Errorf("reboots %d, systemd ops %v", ag.reboots.Load(), ag.sd.Ops())
 	}
 	awaitEvent(t, ctx, name, "Adopted")
+
+	// A pool whose config holds nothing (config/kubeadm's empty bases): every host is in it.
+	const emptyPool, emptyName = "adoptempty", "adoptempty-0"
+	e0 := customPool(t, ctx, emptyPool, map[string]string{})
+	bare := newRoot(t)
+	createReadyNode(t, ctx, emptyName, map[string]string{"node-role.kubernetes.io/" + emptyPool: ""})
+	startAgent(t, emptyName, bare)
+	offerAdoption(t, ctx, emptyName, e0)
+	awaitNode(t, ctx, emptyName, "adopted, Done in "+e0, doneIn(e0))
 }
 
 // TestAdoptionWaitsForTheAdmin: a host that differs from its pool's config is not touched until
