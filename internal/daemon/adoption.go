@@ -76,6 +76,7 @@ func (a *Agent) considerAdoption(ctx context.Context, node *corev1.Node) error {
 	applyOSChange(&diff, osc)
 	p.OS = diff.OSChanges()
 	pl := plan.Compute(diff, policies)
+	hostlayout.AdjustPlan(rt, &pl)
 	p.Actions, p.Drain, p.Reboot = pl.String(), pl.NeedsDrain(), pl.NeedsReboot()
 	p.Refused = append(p.Refused, pl.Refused...)
 	if p.Matches() {

@@ -106,6 +106,7 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	// system already has.
 	applyOSChange(&diff, osChange)
 	pl := plan.Compute(diff, policies)
+	hostlayout.AdjustPlan(rt, &pl)
 	if len(pl.Refused) > 0 {
 		return a.degrade(ctx, protocol.NodeDegraded, "UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %s",
 			desired, strings.Join(pl.Refused, "; ")))

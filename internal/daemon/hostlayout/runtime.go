@@ -128,3 +128,29 @@ func DerivedOnHost(set nodefiles.Set, read func(path string) ([]byte, error)) []
 	}
 	return out
 }
+
+// crioUnit is CRI-O's service, which OpenShift's default policies reload or restart.
+const crioUnit = "crio.service"
+
+// AdjustPlan applies this host's runtime to a computed plan: on a containerd node there is no
+// CRI-O to reload or restart for the files the default policies tie to it (policy.json,
+// registries.d, ...): those actions are dropped, each cause saying so, rather than failing
+// the update on a unit the node does not have.
+func AdjustPlan(rt Runtime, p *plan.Plan) {
+	if rt.Name != RuntimeContainerd {
+		return
+	}
+	isCRIO := func(a plan.Action) bool {
+		return (a.Type == plan.Reload || a.Type == plan.Restart) && a.Unit == crioUnit
+	}
+	p.Actions = slices.DeleteFunc(slices.Clone(p.Actions), isCRIO)
+	causes := slices.Clone(p.Causes)
+	for i, c := range causes {
+		if slices.ContainsFunc(c.Actions, isCRIO) {
+			c.Actions = slices.DeleteFunc(slices.Clone(c.Actions), isCRIO)
+			c.Rule += " (no CRI-O on this containerd node: nothing to reload)"
+			causes[i] = c
+		}
+	}
+	p.Causes = causes
+}

@@ -141,3 +141,20 @@ func TestDerivedOnHostFindsWhatMCOWrote(t *testing.T) {
 		t.Fatalf("DerivedOnHost claimed the admin's file: %+v", got)
 	}
 }
+
+func TestAdjustPlanDropsCRIOActionsOnContainerd(t *testing.T) {
+	d := plan.Diff{Files: []string{"/etc/containers/policy.json", "/etc/kubernetes/kubelet.conf.d/50-machineconfiguration.conf"}}
+	pl := plan.Compute(d, plan.DefaultPolicies())
+	if pl.String() != "Reload crio.service, Restart kubelet.service" {
+		t.Fatalf("the default plan is %q; this test assumes OpenShift's crio reload", pl.String())
+	}
+	crio := pl
+	AdjustPlan(Runtime{Name: RuntimeCRIO}, &crio)
+	if crio.String() != pl.String() {
+		t.Errorf("CRI-O's plan changed: %q", crio.String())
+	}
+	AdjustPlan(containerd(readsCertsDir), &pl)
+	if pl.String() != "Restart kubelet.service" || !strings.Contains(pl.Causes[0].Rule, "no CRI-O") {
+		t.Errorf("containerd's plan %q, causes %+v", pl.String(), pl.Causes)
+	}
+}
