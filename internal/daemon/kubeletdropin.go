@@ -72,14 +72,21 @@ func (a *Agent) kubeletDropInInEffect(l *loaded) error {
 	if err != nil {
 		return err
 	}
+	// The start time is known to the second only (the boot time it counts from, btime, is in
+	// whole seconds and moves with clock adjustments): a kubelet counts as started before the
+	// file only when it clearly was. The agent's own writes are followed by the plan's restart
+	// anyway; this catches a kubelet nobody restarted (a host adopted as it is).
 	written := time.Unix(info.ModTime.Unix())
-	if started.Before(written.Truncate(10 * time.Millisecond)) {
+	if started.Before(written.Add(-startTimeSlack)) {
 		return &runningkubelet.NotInEffectError{Path: kubeletconfig.DropInPath, Reason: fmt.Sprintf(
 			"the kubelet started at %s, before the file was written at %s: restart it (systemctl restart kubelet)",
 			started.UTC().Format(time.RFC3339), written.UTC().Format(time.RFC3339))}
 	}
 	return nil
 }
+
+// startTimeSlack is how far processStart may be off.
+const startTimeSlack = 2 * time.Second
 
 // processStart is when process pid started: its start time in clock ticks after boot
 // (/proc/PID/stat field 22) from the boot time (/proc/stat btime). USER_HZ is 100 on every

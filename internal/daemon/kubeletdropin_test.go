@@ -19,6 +19,9 @@ import (
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
+// pinnedStartFile in a fake kubelet's root holds the time it claims to have started at.
+const pinnedStartFile = "/run/fake-kubelet-started"
+
 const kubeadmKubeletConfig = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 110\ncgroupDriver: systemd\n"
 
 // fakeKubelet is a kubelet "running" on a test root with args: its files are read from the
@@ -34,6 +37,10 @@ func fakeKubelet(root string, ops func() []string, args ...string) func() (runni
 		if n := len(slices.DeleteFunc(ops(), func(op string) bool { return op != "restart kubelet.service" })); n > restarts {
 			started, restarts = time.Now(), n
 		}
+		at := started
+		if pinned, err := os.ReadFile(within(pinnedStartFile)); err == nil {
+			at, _ = time.Parse(time.RFC3339, strings.TrimSpace(string(pinned)))
+		}
 		k, err := runningkubelet.Read(append([]string{"/usr/bin/kubelet"}, args...), "/",
 			func(p string) ([]byte, error) { return os.ReadFile(within(p)) },
 			func(d string) ([]string, error) {
@@ -47,7 +54,7 @@ func fakeKubelet(root string, ops func() []string, args ...string) func() (runni
 				})
 				return names, err
 			})
-		return k, started, true, err
+		return k, at, true, err
 	}
 }
 
@@ -126,4 +133,16 @@ func TestKubeletDropIn(t *testing.T) {
 	}
 	annotate(t, ctx, "dropin-0", map[string]string{"test.mco.dev/poke": "later-drop-in-gone"})
 	awaitNode(t, ctx, "dropin-0", "Done again in "+r1, doneIn(r1))
+
+	// A kubelet that started long before the file was written never read it.
+	if err := os.MkdirAll(filepath.Join(root, "/run"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, pinnedStartFile), []byte(time.Now().Add(-time.Hour).Format(time.RFC3339)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	annotate(t, ctx, "dropin-0", map[string]string{"test.mco.dev/poke": "old-kubelet"})
+	n = awaitNode(t, ctx, "dropin-0", "Degraded: an old kubelet", func(a map[string]string) bool {
+		return a[protocol.StateAnnotation] == string(protocol.NodeDegraded) && strings.Contains(a[protocol.ReasonAnnotation], "before the file was written")
+	})
 }

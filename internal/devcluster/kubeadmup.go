@@ -105,6 +105,36 @@ func finishKubeadmJoins(ctx context.Context, dir string, machines []string) erro
 // install settings). It returns once the controller, server and agent pods are Ready, with
 // api-int (a load balancer's pool) led to the server's pod on the control-plane machine.
 func InstallMCO(ctx context.Context, dir string) error {
+	return installOnKubeadm(ctx, dir)
+}
+
+// InstallCRDs is README's first step: `kubectl apply --server-side -k config/crd` and the wait
+// for the API to serve them. An admin who has MachineConfigs for the nodes applies them then,
+// before mco itself, so every node is first compared with them.
+func InstallCRDs(ctx context.Context, dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		return err
+	}
+	kubeconfig, kubectl := filepath.Join(dir, "kubeconfig"), filepath.Join(st.ToolsDir, "kubectl")
+	crds := filepath.Join(st.Manifests, "..", "crd")
+	for _, args := range [][]string{
+		{"apply", "--server-side", "-k", crds},
+		{"wait", "--for", "condition=established", "--timeout=60s", "crd/machineconfigpools.machineconfiguration.openshift.io",
+			"crd/machineconfigs.machineconfiguration.openshift.io", "crd/kubeletconfigs.machineconfiguration.openshift.io"},
+	} {
+		if out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("kubectl %v: %w: %s", args, err, out)
+		}
+	}
+	return nil
+}
+
+func installOnKubeadm(ctx context.Context, dir string) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -117,14 +147,8 @@ func InstallMCO(ctx context.Context, dir string) error {
 		return fmt.Errorf("the %s layout's cluster in %s installs mco itself (mco dev up)", st.ClusterLayout(), dir)
 	}
 	kubeconfig, kubectl := filepath.Join(dir, "kubeconfig"), filepath.Join(st.ToolsDir, "kubectl")
-	crds := filepath.Join(st.Manifests, "..", "crd")
-	for _, args := range [][]string{
-		{"apply", "--server-side", "-k", crds},
-		{"wait", "--for", "condition=established", "--timeout=60s", "crd/machineconfigpools.machineconfiguration.openshift.io"},
-	} {
-		if out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput(); err != nil {
-			return fmt.Errorf("kubectl %v: %w: %s", args, err, out)
-		}
+	if err := InstallCRDs(ctx, dir); err != nil {
+		return err
 	}
 	if err := installMCO(ctx, dir, kubectl, kubeconfig, st.Manifests, st.ImageArchive, ServerHost(), st.APIServerURL); err != nil {
 		return err

@@ -5,6 +5,7 @@ package clustertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/vincent-petithory/dataurl"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -273,13 +275,20 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// FileConfig is a worker MachineConfig writing one file.
+// FileConfig is a worker MachineConfig writing one file (mode 0644), its content in a data URL
+// escaped as RFC 2397 requires ('#', '%' and the like included).
 func FileConfig(name, path, content string) *mcfgv1.MachineConfig {
+	raw, err := json.Marshal(map[string]any{
+		"ignition": map[string]string{"version": "3.4.0"},
+		"storage": map[string]any{"files": []any{map[string]any{
+			"path": path, "mode": 0o644, "contents": map[string]string{"source": "data:," + dataurl.EscapeString(content)}}}},
+	})
+	if err != nil {
+		panic(err) // a map of strings always marshals
+	}
 	return &mcfgv1.MachineConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{protocol.RoleLabel: protocol.WorkerPool}},
-		Spec: mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: []byte(fmt.Sprintf(
-			`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":%q,"mode":420,"contents":{"source":"data:,%s"}}]}}`,
-			path, strings.ReplaceAll(strings.ReplaceAll(content, " ", "%20"), "\n", "%0A")))}},
+		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
 	}
 }
 

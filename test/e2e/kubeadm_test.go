@@ -17,6 +17,9 @@ import (
 	"github.com/mco-dev/mco/test/clustertest"
 )
 
+// handEdit is the line a hand edit added to worker-1's /etc/chrony.conf.
+const handEdit = "server 192.0.2.1 iburst # added by hand on worker-1"
+
 // TestKubeadmLayoutInstall installs mco on a cluster built the way kubeadm users have theirs:
 // machines of a distribution image with what kubeadm join leaves (no Ignition, nothing of mco),
 // master-0 marked as kubeadm marks a control plane, workers with no role label; then mco from
@@ -26,7 +29,7 @@ func TestKubeadmLayoutInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	cl := clustertest.StartWith(t, ctx, clustertest.Options{Nodes: 2, Layout: devcluster.LayoutKubeadm, NoInstall: true})
 	machines := []string{devcluster.ControlPlaneMachine, "worker-0", "worker-1"}
@@ -85,7 +88,20 @@ func TestKubeadmLayoutInstall(t *testing.T) {
 		}
 	})
 
-	t.Log("installing mco: kubectl apply --server-side -k config/crd, then the dev overlay of config/kubeadm")
+	// One worker's chrony.conf was edited by hand; the admin wants every worker on the
+	// distribution's, and says so with a MachineConfig applied before mco is (README).
+	cl.InMachine(t, ctx, "worker-1", "sh", "-c", "echo '"+handEdit+"' >> /etc/chrony.conf")
+	stamps := map[string]string{}
+	for _, m := range machines {
+		stamps[m] = cl.InMachine(t, ctx, m, "stat", "-c", "%y %i", "/etc/chrony.conf")
+	}
+	t.Log("installing mco: kubectl apply --server-side -k config/crd, the admin's MachineConfig, then the dev overlay of config/kubeadm")
+	if err := devcluster.InstallCRDs(ctx, cl.Dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.C.Create(ctx, clustertest.FileConfig("50-worker-chrony", "/etc/chrony.conf", devcluster.DistroChronyConf)); err != nil {
+		t.Fatal(err)
+	}
 	if err := devcluster.InstallMCO(ctx, cl.Dir); err != nil {
 		t.Fatal(err)
 	}
@@ -148,12 +164,18 @@ func TestKubeadmLayoutInstall(t *testing.T) {
 			if boots := cl.Boots(t, m); boots != 1 {
 				t.Errorf("%s booted %d times", m, boots)
 			}
-			if got := cl.NodeFile(ctx, m, "/etc/chrony.conf"); got != devcluster.DistroChronyConf {
-				t.Errorf("%s: /etc/chrony.conf = %q, not the distribution's", m, got)
+			want := devcluster.DistroChronyConf
+			if m == "worker-1" {
+				want += handEdit + "\n"
+			}
+			if got := cl.NodeFile(ctx, m, "/etc/chrony.conf"); got != want {
+				t.Errorf("%s: /etc/chrony.conf = %q, want %q", m, got, want)
 			}
 		}
 	})
-	// adoption: the agents adopt these nodes (currentConfig and state=Done without a reboot,
-	// the pool's rendered config matching what the node runs); the adoption e2e adds that here
-	// once internal/daemon and the node controller do it.
+
+	kubeadmAdoption(t, ctx, cl, stamps)
+	kubeadmKubeletConfig(t, ctx, cl)
+	kubeadmImageMirror(t, ctx, cl)
+	kubeadmRevert(t, ctx, cl)
 }
