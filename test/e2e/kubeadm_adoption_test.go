@@ -187,9 +187,16 @@ func kubeadmKubeletConfig(t *testing.T, ctx context.Context, cl *clustertest.Clu
 		}
 		target := awaitWorkersDone(t, ctx, cl, before, 3*time.Minute)
 		for _, m := range kubeadmWorkers {
-			n := cl.Node(t, ctx, m)
-			if got := n.Status.Capacity[corev1.ResourcePods]; got.Cmp(resource.MustParse("42")) != 0 {
-				t.Errorf("%s: the kubelet reports %s pods of capacity, want 42", m, got.String())
+			// Done once the running kubelet has it (the agent checks); the Node shows it with
+			// the restarted kubelet's next status report.
+			var n *corev1.Node
+			var got resource.Quantity
+			if err := clustertest.WaitFor(ctx, 30*time.Second, func() bool {
+				n = cl.Node(t, ctx, m)
+				got = n.Status.Capacity[corev1.ResourcePods]
+				return got.Cmp(resource.MustParse("42")) == 0
+			}); err != nil {
+				t.Errorf("%s: the kubelet reports %s pods of capacity, want 42 (%v)", m, got.String(), err)
 			}
 			if b := cl.Boots(t, m); b != boots[m] {
 				t.Errorf("%s rebooted for a KubeletConfig (%d boots, was %d)", m, b, boots[m])
