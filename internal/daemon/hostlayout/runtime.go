@@ -39,11 +39,17 @@ func RuntimeOf(containerRuntimeVersion string) Runtime {
 // DerivedError is a config this host's runtime cannot be given: what of it, and why.
 type DerivedError struct {
 	Runtime string
-	Err     error
+	// File is the config's file the runtime does not read ("": registries.conf).
+	File string
+	Err  error
 }
 
 func (e *DerivedError) Error() string {
-	return fmt.Sprintf("this node's container runtime is %s, which does not read %s: %v", e.Runtime, plan.RegistriesConfPath, e.Err)
+	file := e.File
+	if file == "" {
+		file = plan.RegistriesConfPath
+	}
+	return fmt.Sprintf("this node's container runtime is %s, which does not read %s: %v", e.Runtime, file, e.Err)
 }
 
 func (e *DerivedError) Unwrap() error { return e.Err }
@@ -57,6 +63,9 @@ func (e *DerivedError) Unwrap() error { return e.Err }
 func Derive(rt Runtime, set nodefiles.Set) ([]nodefiles.Entry, error) {
 	if rt.Name != RuntimeContainerd {
 		return nil, nil
+	}
+	if r := policyRestrictions(set); len(r) > 0 {
+		return nil, &DerivedError{Runtime: RuntimeContainerd, File: PolicyJSONPath, Err: policyError(r)}
 	}
 	reg, ok := set.Lookup(plan.RegistriesConfPath)
 	if !ok || reg.Link != "" {

@@ -158,3 +158,29 @@ func TestAdjustPlanDropsCRIOActionsOnContainerd(t *testing.T) {
 		t.Errorf("containerd's plan %q, causes %+v", pl.String(), pl.Causes)
 	}
 }
+
+func TestPolicyRestrictionsAreRefusedOnContainerd(t *testing.T) {
+	defaultPolicy := `{"default":[{"type":"insecureAcceptAnything"}],"transports":{"docker-daemon":{"":[{"type":"insecureAcceptAnything"}]}}}`
+	allowed := `{"default":[{"type":"reject"}],"transports":{"atomic":{"quay.io":[{"type":"insecureAcceptAnything"}]},` +
+		`"docker":{"quay.io":[{"type":"insecureAcceptAnything"}],"registry.example.com":[{"type":"signedBy","keyType":"GPGKeys"}]},` +
+		`"docker-daemon":{"":[{"type":"insecureAcceptAnything"}]}}}`
+	policy := func(data string) nodefiles.Set {
+		return nodefiles.Set{Entries: []nodefiles.Entry{{Path: PolicyJSONPath, Data: []byte(data), Perm: 0o644}}}
+	}
+	if d, err := Derive(containerd(readsCertsDir), policy(defaultPolicy)); d != nil || err != nil {
+		t.Errorf("the default policy: %v %v", d, err)
+	}
+	if d, err := Derive(Runtime{Name: RuntimeCRIO}, policy(allowed)); d != nil || err != nil {
+		t.Errorf("CRI-O enforces it: %v %v", d, err)
+	}
+	_, err := Derive(containerd(readsCertsDir), policy(allowed))
+	var de *DerivedError
+	if !errors.As(err, &de) {
+		t.Fatalf("Derive = %v, want a *DerivedError", err)
+	}
+	for _, want := range []string{"does not read /etc/containers/policy.json", "default: reject", "docker registry.example.com: signedBy", "allowedRegistries"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
