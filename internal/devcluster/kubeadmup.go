@@ -86,6 +86,46 @@ func (s *State) addKubeadmNode(ctx context.Context, c client.Client, dir, mco, n
 	})
 }
 
+// InstallCRDs is README's first step: `kubectl apply --server-side -k config/crd` and the wait
+// for the API to serve them. An admin who has MachineConfigs for the nodes applies them then,
+// before mco itself, so every node is first compared with them.
+func InstallCRDs(ctx context.Context, dir string) error {
+	dir, st, err := kubeadmState(dir)
+	if err != nil {
+		return err
+	}
+	return installCRDs(ctx, filepath.Join(st.ToolsDir, "kubectl"), filepath.Join(dir, "kubeconfig"), st.Manifests)
+}
+
+// kubeadmState is the state of the kubeadm layout's cluster in dir (made absolute).
+func kubeadmState(dir string) (string, *State, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if st.ClusterLayout() != LayoutKubeadm {
+		return "", nil, fmt.Errorf("the %s layout's cluster in %s installs mco itself (mco dev up)", st.ClusterLayout(), dir)
+	}
+	return dir, st, nil
+}
+
+func installCRDs(ctx context.Context, kubectl, kubeconfig, manifests string) error {
+	for _, args := range [][]string{
+		{"apply", "--server-side", "-k", filepath.Join(manifests, "..", "crd")},
+		{"wait", "--for", "condition=established", "--timeout=60s", "crd/machineconfigpools.machineconfiguration.openshift.io",
+			"crd/machineconfigs.machineconfiguration.openshift.io", "crd/kubeletconfigs.machineconfiguration.openshift.io"},
+	} {
+		if out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("kubectl %v: %w: %s", args, err, out)
+		}
+	}
+	return nil
+}
+
 // finishKubeadmJoins does what `kubeadm join` does last once the kubelet wrote its own
 // kubeconfig (its client certificate signed): it deletes the bootstrap kubeconfig, so the
 // token's credential is not left on the node.
@@ -105,49 +145,12 @@ func finishKubeadmJoins(ctx context.Context, dir string, machines []string) erro
 // install settings). It returns once the controller, server and agent pods are Ready, with
 // api-int (a load balancer's pool) led to the server's pod on the control-plane machine.
 func InstallMCO(ctx context.Context, dir string) error {
-	return installOnKubeadm(ctx, dir)
-}
-
-// InstallCRDs is README's first step: `kubectl apply --server-side -k config/crd` and the wait
-// for the API to serve them. An admin who has MachineConfigs for the nodes applies them then,
-// before mco itself, so every node is first compared with them.
-func InstallCRDs(ctx context.Context, dir string) error {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	st, err := LoadState(dir)
+	dir, st, err := kubeadmState(dir)
 	if err != nil {
 		return err
 	}
 	kubeconfig, kubectl := filepath.Join(dir, "kubeconfig"), filepath.Join(st.ToolsDir, "kubectl")
-	crds := filepath.Join(st.Manifests, "..", "crd")
-	for _, args := range [][]string{
-		{"apply", "--server-side", "-k", crds},
-		{"wait", "--for", "condition=established", "--timeout=60s", "crd/machineconfigpools.machineconfiguration.openshift.io",
-			"crd/machineconfigs.machineconfiguration.openshift.io", "crd/kubeletconfigs.machineconfiguration.openshift.io"},
-	} {
-		if out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput(); err != nil {
-			return fmt.Errorf("kubectl %v: %w: %s", args, err, out)
-		}
-	}
-	return nil
-}
-
-func installOnKubeadm(ctx context.Context, dir string) error {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	st, err := LoadState(dir)
-	if err != nil {
-		return err
-	}
-	if st.ClusterLayout() != LayoutKubeadm {
-		return fmt.Errorf("the %s layout's cluster in %s installs mco itself (mco dev up)", st.ClusterLayout(), dir)
-	}
-	kubeconfig, kubectl := filepath.Join(dir, "kubeconfig"), filepath.Join(st.ToolsDir, "kubectl")
-	if err := InstallCRDs(ctx, dir); err != nil {
+	if err := installCRDs(ctx, kubectl, kubeconfig, st.Manifests); err != nil {
 		return err
 	}
 	if err := installMCO(ctx, dir, kubectl, kubeconfig, st.Manifests, st.ImageArchive, ServerHost(), st.APIServerURL); err != nil {
