@@ -13,10 +13,10 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/failpoint"
 	"github.com/mco-dev/mco/internal/daemon/hostlayout"
-	"github.com/mco-dev/mco/internal/daemon/runningkubelet"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/reboot"
+	"github.com/mco-dev/mco/internal/daemon/runningkubelet"
 	"github.com/mco-dev/mco/internal/daemon/systemd"
 )
 
