@@ -21,6 +21,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/machineconfignode"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -253,6 +254,7 @@ func (a *Agent) publishAdoption(ctx context.Context, node *corev1.Node, p adopti
 	if err != nil {
 		return err
 	}
+	a.publishStep(ctx, machineconfignode.Step{Kind: machineconfignode.AdoptionPending, Desired: p.Target, Message: p.Summary()})
 	if annotation(node, protocol.AdoptionAnnotation) == protocol.AdoptionPending && annotation(node, protocol.AdoptionPlanAnnotation) == enc {
 		return nil
 	}

@@ -8,10 +8,15 @@ import (
 	"testing"
 	"time"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/mco-dev/mco/internal/adoption"
 	"github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/systemd"
+	"github.com/mco-dev/mco/internal/machineconfignode"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
 )
@@ -139,6 +144,10 @@ func TestAdoptionWaitsForTheAdmin(t *testing.T) {
 	if !strings.Contains(p.Summary(), "would write 2 files") || !strings.Contains(p.Summary(), "reboot") {
 		t.Errorf("summary %q", p.Summary())
 	}
+	awaitMCN(t, ctx, name, "AdoptionPending with the plan's summary", func(m *mcfgv1.MachineConfigNode) bool {
+		c := meta.FindStatusCondition(m.Status.Conditions, string(machineconfignode.TypeAdoptionPending))
+		return c != nil && c.Status == metav1.ConditionTrue && c.Message == p.Summary()
+	})
 	if ev := awaitEvent(t, ctx, name, "AdoptionPending"); !strings.Contains(ev.Message, "mco adopt "+name) {
 		t.Errorf("event %q does not say how to approve", ev.Message)
 	}
@@ -155,6 +164,10 @@ func TestAdoptionWaitsForTheAdmin(t *testing.T) {
 	// Approved: the node controller gives the node its pool's target within maxUnavailable.
 	annotate(t, ctx, name, map[string]string{protocol.DesiredConfigAnnotation: r0})
 	n = awaitNode(t, ctx, name, "adopted, Done in "+r0, doneIn(r0))
+	awaitMCN(t, ctx, name, "AdoptionPending False once adopted", func(m *mcfgv1.MachineConfigNode) bool {
+		c := meta.FindStatusCondition(m.Status.Conditions, string(machineconfignode.TypeAdoptionPending))
+		return c != nil && c.Status == metav1.ConditionFalse
+	})
 	if _, ok := n.Annotations[protocol.AdoptionPlanAnnotation]; ok {
 		t.Errorf("adopted node still carries its plan")
 	}

@@ -31,7 +31,15 @@ const (
 	// Degraded and Unreconcilable: the agent reported the node so (Message: the reason).
 	Degraded       StepKind = "Degraded"
 	Unreconcilable StepKind = "Unreconcilable"
+	// AdoptionPending: a node mco did not boot differs from the config it is offered and waits
+	// for the admin's approval (Desired: that config; Message: what adopting would do).
+	AdoptionPending StepKind = "AdoptionPending"
 )
+
+// TypeAdoptionPending is mco's condition for AdoptionPending (OpenShift has no node mco did not
+// boot): True while the node waits for approval, False once it is in a config. It is not one
+// of Types, so MachineConfigNodes of other nodes never carry it.
+const TypeAdoptionPending mcfgv1.StateProgress = "AdoptionPending"
 
 // Step is one thing the agent did or saw. Current is the config the node is in ("" when it has
 // none yet), Desired the one it moves to.
@@ -116,7 +124,12 @@ func Next(node string, prev mcfgv1.MachineConfigNodeStatus, step Step, now metav
 			c.startOver() // an update this report never saw prepared
 		}
 		c.done(node, step)
+		if c.get(TypeAdoptionPending) == metav1.ConditionTrue {
+			c.set(TypeAdoptionPending, metav1.ConditionFalse, "Adopted", fmt.Sprintf("Node %s is in %s", node, step.Current))
+		}
 		desired = step.Current
+	case AdoptionPending:
+		c.set(TypeAdoptionPending, metav1.ConditionTrue, "ApprovalRequired", step.Message)
 	case Degraded, Unreconcilable:
 		if step.Desired != step.Current && was != step.Desired {
 			// Failed before it was prepared: nothing of the last update applies.

@@ -379,3 +379,25 @@ func diff(a, b mcfgv1.MachineConfigNodeStatus) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestAdoptionPending: a node waiting for adoption says so, with what adopting would do, until
+// it is in a config; other nodes never carry the condition.
+func TestAdoptionPending(t *testing.T) {
+	t0, t1 := metav1.NewTime(time.Unix(1000, 0)), metav1.NewTime(time.Unix(2000, 0))
+	if st := Next(node, mcfgv1.MachineConfigNodeStatus{}, Step{Kind: Done, Current: "rendered-a", Desired: "rendered-a"}, t0); meta.FindStatusCondition(st.Conditions, string(TypeAdoptionPending)) != nil {
+		t.Fatal("a node never waiting for adoption carries AdoptionPending")
+	}
+	const summary = "adopting into rendered-a would write 1 file (/etc/chrony.conf), drain, then reboot"
+	st := Next(node, mcfgv1.MachineConfigNodeStatus{}, Step{Kind: AdoptionPending, Desired: "rendered-a", Message: summary}, t0)
+	c := meta.FindStatusCondition(st.Conditions, string(TypeAdoptionPending))
+	if c == nil || c.Status != yes || c.Reason != "ApprovalRequired" || c.Message != summary {
+		t.Fatalf("waiting: %+v", c)
+	}
+	if st.ConfigVersion == nil || st.ConfigVersion.Current != NotYetSet {
+		t.Errorf("a waiting node claims a config: %+v", st.ConfigVersion)
+	}
+	st = Next(node, st, Step{Kind: Done, Current: "rendered-a", Desired: "rendered-a"}, t1)
+	if c := meta.FindStatusCondition(st.Conditions, string(TypeAdoptionPending)); c == nil || c.Status != no || c.Reason != "Adopted" {
+		t.Fatalf("adopted: %+v", c)
+	}
+}
