@@ -31,7 +31,7 @@ var agentReasons = []string{
 	"ConfigDriftDetected", "PreflightConfigDriftCheckFailed", "FailedToReconcile", "RebootFailed",
 	"UpdateFailed", "DrainTimeout", "UnsupportedOSChange", "HostFileConflict", "HostFileUnreadable",
 	"BootedConfigMismatch", "BootedSystemUnknown", "FirstBootFailed", "FailedToLoadConfig",
-	"JournalStuck", "JournalAbandonFailed", "UpdateRefused",
+	"JournalStuck", "JournalAbandonFailed", "UpdateRefused", "KubeletConfigNotInEffect",
 }
 
 // diagnose reads why the agent reports node n degraded, from its state and reason annotations
@@ -83,6 +83,12 @@ func diagnose(n *corev1.Node, events []corev1.Event) problem {
 		p.YouCan = []string{
 			"fix the file the reason names in its MachineConfig; the pool then gets a new target and this node is given it first",
 			"check a change before applying it: `mco plan -f CHANGE.yaml` shows it refused",
+		}
+	case "KubeletConfigNotInEffect":
+		p.Next = "the config is written, but the running kubelet does not have what the reason names; the agent checks again on every sync and reports Done once it does"
+		p.YouCan = []string{
+			"remove what overrides it (a later drop-in in the kubelet's --config-dir, a command-line flag) or restart a kubelet that started before the file (`systemctl restart kubelet`)",
+			"a kubelet without --config-dir reads no drop-in: add it (kubeadm: KUBELET_EXTRA_ARGS in /etc/default/kubelet) and restart the kubelet",
 		}
 	case "UpdateFailed", "FailedToLoadConfig":
 		p.Next = "the update was rolled back (the node runs its current config); the agent retries it on its next sync, and the pool starts no further node meanwhile (this one holds a maxUnavailable slot)"
