@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/coreos/ignition/v2/config/validate"
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -27,7 +26,7 @@ func parseCanonicalFast(raw []byte) (cfg Config, ok bool) {
 	if err != nil || len(strict) > 0 || cfg.Ignition.Version != CanonicalVersion.String() {
 		return Config{}, false
 	}
-	if validate.ValidateWithContext(cfg, nil).IsFatal() {
+	if fatalInValidation(&cfg) {
 		return Config{}, false
 	}
 	return cfg, true

@@ -107,11 +107,11 @@ func validCanonical(cfg Config, err error) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	if rpt := validate.ValidateWithContext(cfg, nil); rpt.IsFatal() {
-		problems, _ := reportProblems(nil, rpt, "")
-		return Config{}, failed(problems, nil)
+	if !fatalInValidation(&cfg) {
+		return cfg, nil
 	}
-	return cfg, nil
+	problems, _ := reportProblems(nil, validate.ValidateWithContext(cfg, nil), "")
+	return Config{}, failed(problems, nil)
 }
 
 // versionProblem says what is wrong with ignition.version in words an admin can act on.
