@@ -38,6 +38,10 @@ type Options struct {
 	// parses of unchanged MachineConfigs (ParseCache.ParseWithWarnings). It must behave exactly
 	// like ValidateMachineConfigWithWarnings.
 	Parse func(*mcfgv1.MachineConfig) (ignition.Config, []Warning, error)
+	// ParseCurrent, when set, replaces ignition.Parse for Current's config, so a caller can
+	// reuse an earlier parse of it (ParseCache.ParseRendered). It must behave exactly like
+	// ignition.Parse.
+	ParseCurrent func([]byte) (ignition.Config, error)
 }
 
 // Result is a successful render.
@@ -73,7 +77,14 @@ func Render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, opts Op
 	if parse == nil {
 		parse = ValidateMachineConfigWithWarnings
 	}
+	// The current config is as large as the result: it is parsed alongside the sources.
+	var current currentConfig
+	var parsingCurrent sync.WaitGroup
+	if opts.Current != nil {
+		parsingCurrent.Go(func() { current = parseCurrent(opts.Current, opts.ParseCurrent) })
+	}
 	parsed, warnings, errs := parseAll(selected, parse)
+	parsingCurrent.Wait()
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -97,7 +108,7 @@ func Render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, opts Op
 		return nil, err
 	}
 	if opts.Current != nil {
-		if err := checkReconcilable(opts.Current, merged, spec, parsed, opts.Overrides); err != nil {
+		if err := checkReconcilable(current, merged, spec, parsed, opts.Overrides); err != nil {
 			return nil, err
 		}
 	}
@@ -158,14 +169,28 @@ func checkMerged(pool string, selected []*mcfgv1.MachineConfig, spec mcfgv1.Mach
 	return &Error{Field: "spec.extensions", Reason: fmt.Sprintf("pool %s: the kernel-devel extension cannot be combined with kernel type %s (set by %v)", pool, spec.KernelType, culprits)}
 }
 
-func checkReconcilable(current *mcfgv1.MachineConfig, merged ignition.Config, spec mcfgv1.MachineConfigSpec, parsed []parsedConfig, allow Overrides) error {
-	old, err := ignition.Parse(current.Spec.Config.Raw)
-	if err != nil {
+// currentConfig is Options.Current with its config parsed.
+type currentConfig struct {
+	mc  *mcfgv1.MachineConfig
+	ign ignition.Config
+	err error
+}
+
+func parseCurrent(mc *mcfgv1.MachineConfig, parse func([]byte) (ignition.Config, error)) currentConfig {
+	if parse == nil {
+		parse = ignition.Parse
+	}
+	cfg, err := parse(mc.Spec.Config.Raw)
+	return currentConfig{mc: mc, ign: cfg, err: err}
+}
+
+func checkReconcilable(current currentConfig, merged ignition.Config, spec mcfgv1.MachineConfigSpec, parsed []parsedConfig, allow Overrides) error {
+	if current.err != nil {
 		// The current config was accepted once; if it no longer parses, nothing can be compared
 		// and refusing every future render would wedge the pool.
 		return nil
 	}
-	violations := CheckReconcilable(old, merged, current.Spec.FIPS, spec.FIPS, allow)
+	violations := CheckReconcilable(current.ign, merged, current.mc.Spec.FIPS, spec.FIPS, allow)
 	if len(violations) == 0 {
 		return nil
 	}
@@ -182,7 +207,7 @@ func checkReconcilable(current *mcfgv1.MachineConfig, merged ignition.Config, sp
 		errs = append(errs, &Error{
 			MachineConfig: culprit(v, parsed),
 			Field:         field,
-			Reason:        fmt.Sprintf("not reconcilable with %s, which nodes run: %s", current.Name, reason),
+			Reason:        fmt.Sprintf("not reconcilable with %s, which nodes run: %s", current.mc.Name, reason),
 		})
 	}
 	return errs

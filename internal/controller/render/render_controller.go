@@ -143,6 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		Overrides:         overrides,
 		ControllerVersion: r.Options.ControllerVersion,
 		Parse:             r.Parses.ParseWithWarnings,
+		ParseCurrent:      r.Parses.ParseRendered,
 	})
 	if noSel := (*render.ErrNoSelector)(nil); errors.As(err, &noSel) {
 		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonSelectsNothing, noSel.Error())
