@@ -3,6 +3,8 @@ package render
 import (
 	"github.com/coreos/ignition/v2/config/merge"
 	"github.com/coreos/ignition/v2/config/v3_5/types"
+
+	"github.com/mco-dev/mco/internal/ignition"
 )
 
 // Ignition's merge re-walks the whole accumulated parent, transcript included, for every child:
@@ -29,6 +31,11 @@ type slot[T any] struct {
 // keyedList is one list of the result, in order, with entries that were replaced marked gone.
 type keyedList[T any] struct {
 	slots []slot[T]
+	gone  int
+}
+
+func newKeyedList[T any](capacity int) keyedList[T] {
+	return keyedList[T]{slots: make([]slot[T], 0, capacity)}
 }
 
 func (l *keyedList[T]) add(v T) int {
@@ -37,13 +44,21 @@ func (l *keyedList[T]) add(v T) int {
 }
 
 func (l *keyedList[T]) values() []T {
-	var out []T
+	if len(l.slots)-l.gone == 0 {
+		return nil
+	}
+	out := make([]T, 0, len(l.slots)-l.gone)
 	for _, s := range l.slots {
 		if !s.gone {
 			out = append(out, s.value)
 		}
 	}
 	return out
+}
+
+func (l *keyedList[T]) markGone(i int) {
+	l.slots[i].gone = true
+	l.gone++
 }
 
 type nodeKind int
@@ -67,13 +82,27 @@ type storageNodes struct {
 	byKey map[string]nodeRef
 }
 
-func newStorageNodes() *storageNodes {
-	return &storageNodes{byKey: map[string]nodeRef{}}
+// newStorageNodes sizes the lists and the index for folding cfgs: they hold thousands of
+// entries, and growing them entry by entry copied each many times over.
+func newStorageNodes(cfgs []ignition.Config) *storageNodes {
+	var files, dirs, links int
+	for _, cfg := range cfgs {
+		files += len(cfg.Storage.Files)
+		dirs += len(cfg.Storage.Directories)
+		links += len(cfg.Storage.Links)
+	}
+	return &storageNodes{
+		files: newKeyedList[types.File](files),
+		dirs:  newKeyedList[types.Directory](dirs),
+		links: newKeyedList[types.Link](links),
+		byKey: make(map[string]nodeRef, files+dirs+links),
+	}
 }
 
+// add folds one config's storage in; files get the compression marker (see mergeIgnition).
 func (s *storageNodes) add(st types.Storage) {
 	for _, f := range st.Files {
-		addNode(s, &s.files, fileNode, f.Path, f)
+		addNode(s, &s.files, fileNode, f.Path, withCompressionMarker(f))
 	}
 	for _, d := range st.Directories {
 		addNode(s, &s.dirs, directoryNode, d.Path, d)
@@ -98,11 +127,11 @@ func addNode[T any](s *storageNodes, list *keyedList[T], kind nodeKind, key stri
 func (s *storageNodes) markGone(ref nodeRef) {
 	switch ref.kind {
 	case fileNode:
-		s.files.slots[ref.index].gone = true
+		s.files.markGone(ref.index)
 	case directoryNode:
-		s.dirs.slots[ref.index].gone = true
+		s.dirs.markGone(ref.index)
 	case linkNode:
-		s.links.slots[ref.index].gone = true
+		s.links.markGone(ref.index)
 	}
 }
 
@@ -112,7 +141,13 @@ type units struct {
 	byName map[string]int
 }
 
-func newUnits() *units { return &units{byName: map[string]int{}} }
+func newUnits(cfgs []ignition.Config) *units {
+	n := 0
+	for _, cfg := range cfgs {
+		n += len(cfg.Systemd.Units)
+	}
+	return &units{list: newKeyedList[types.Unit](n), byName: make(map[string]int, n)}
+}
 
 func (u *units) add(us []types.Unit) {
 	for _, unit := range us {

@@ -23,6 +23,17 @@ func libraryMerge(cfgs []ignition.Config) ignition.Config {
 	return merged
 }
 
+// withExplicitCompression is cfg with the merge's compression marker on every file, on a copy
+// of the file list.
+func withExplicitCompression(cfg ignition.Config) ignition.Config {
+	files := make([]types.File, len(cfg.Storage.Files))
+	for i, f := range cfg.Storage.Files {
+		files[i] = withCompressionMarker(f)
+	}
+	cfg.Storage.Files = files
+	return cfg
+}
+
 // randomConfig draws from a small key space so paths and unit names collide often, across the
 // file/directory/link lists too.
 func randomConfig(r *rand.Rand) ignition.Config {

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"reflect"
+
 	v3_5 "github.com/coreos/ignition/v2/config/v3_5"
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -18,15 +20,19 @@ import (
 // overwrite=true: MachineConfigs always own their paths, at first boot as on day 2.
 func mergeIgnition(cfgs []ignition.Config) ignition.Config {
 	merged := ignition.Empty()
-	nodes, units := newStorageNodes(), newUnits()
+	nodes, units := newStorageNodes(cfgs), newUnits(cfgs)
 	for _, cfg := range cfgs {
-		cfg = withExplicitCompression(cfg)
 		nodes.add(cfg.Storage)
 		units.add(cfg.Systemd.Units)
-		// The rest of the config is small: let the library merge it as it is.
+		// The rest of the config is small: let the library merge it as it is. Most
+		// MachineConfigs have nothing in it, and merging nothing is a copy of the parent
+		// (TestMergingNothingIsACopy) that the library's merge, recording where every field came
+		// from, made at a cost.
 		cfg.Storage.Files, cfg.Storage.Directories, cfg.Storage.Links = nil, nil, nil
 		cfg.Systemd.Units = nil
-		merged = v3_5.Merge(merged, cfg)
+		if !holdsNothing(cfg) {
+			merged = v3_5.Merge(merged, cfg)
+		}
 	}
 	merged.Storage.Files = nodes.files.values()
 	merged.Storage.Directories = nodes.dirs.values()
@@ -34,6 +40,16 @@ func mergeIgnition(cfgs []ignition.Config) ignition.Config {
 	merged.Systemd.Units = units.list.values()
 	finishMerge(&merged)
 	return merged
+}
+
+// holdsNothing: cfg is the empty canonical config, field for field; a list or pointer that is
+// present but empty counts as something.
+func holdsNothing(cfg ignition.Config) bool {
+	if cfg.Ignition.Version != ignition.CanonicalVersion.String() {
+		return false
+	}
+	cfg.Ignition.Version = ""
+	return reflect.ValueOf(cfg).IsZero()
 }
 
 // finishMerge drops the compression markers and applies MCO's overwrite default.
@@ -50,18 +66,17 @@ func finishMerge(merged *ignition.Config) {
 	}
 }
 
-// withExplicitCompression returns cfg with "" compression on files that have none, copying the
-// file list so the caller's (possibly cached) config is not modified.
-func withExplicitCompression(cfg ignition.Config) ignition.Config {
-	files := make([]types.File, len(cfg.Storage.Files))
-	copy(files, cfg.Storage.Files)
-	for i := range files {
-		if files[i].Contents.Compression == nil {
-			files[i].Contents.Compression = ptr.To("")
-		}
+// noCompression is the "" compression put on files that have none while merging. It is never
+// written through, and finishMerge removes it from every file.
+var noCompression = ptr.To("")
+
+// withCompressionMarker returns f with "" compression if it has none. f is a copy: the
+// caller's (possibly cached) config is not modified.
+func withCompressionMarker(f types.File) types.File {
+	if f.Contents.Compression == nil {
+		f.Contents.Compression = noCompression
 	}
-	cfg.Storage.Files = files
-	return cfg
+	return f
 }
 
 // mergeSpecFields combines the fields of MachineConfigSpec that Ignition does not carry.

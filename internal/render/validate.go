@@ -78,19 +78,21 @@ func validateSpecFields(mc string, spec mcfgv1.MachineConfigSpec) Errors {
 // validateIgnition enforces what Ignition itself allows but a running node cannot honour.
 func validateIgnition(mc string, cfg ignition.Config) Errors {
 	var errs Errors
+	// Field names are formatted only for a problem: a render checks thousands of files, every
+	// render, cached parses included.
 	for i, f := range cfg.Storage.Files {
-		field := fmt.Sprintf("spec.config.storage.files.%d", i)
+		field := func() string { return fmt.Sprintf("spec.config.storage.files.%d", i) }
 		if f.Mode != nil && (*f.Mode < 0 || *f.Mode > 0o777) {
-			errs = append(errs, &Error{MachineConfig: mc, Field: field + ".mode",
+			errs = append(errs, &Error{MachineConfig: mc, Field: field() + ".mode",
 				Reason: fmt.Sprintf("mode %#o of %s has bits beyond 0777 (setuid, setgid and sticky are not allowed)", *f.Mode, f.Path)})
 		}
 		if f.Contents.Source != nil && !isInline(*f.Contents.Source) {
-			errs = append(errs, &Error{MachineConfig: mc, Field: field + ".contents.source",
+			errs = append(errs, &Error{MachineConfig: mc, Field: field() + ".contents.source",
 				Reason: fmt.Sprintf("%s: only inline data: URLs are supported; remote sources cannot be applied to running nodes", f.Path)})
 		}
 		for j, a := range f.Append {
 			if a.Source != nil && !isInline(*a.Source) {
-				errs = append(errs, &Error{MachineConfig: mc, Field: fmt.Sprintf("%s.append.%d.source", field, j),
+				errs = append(errs, &Error{MachineConfig: mc, Field: fmt.Sprintf("%s.append.%d.source", field(), j),
 					Reason: fmt.Sprintf("%s: only inline data: URLs are supported; remote sources cannot be applied to running nodes", f.Path)})
 			}
 		}
@@ -116,29 +118,29 @@ var kernelFileSystems = []string{"/proc", "/sys", "/dev"}
 // being "." or "..") would put the file elsewhere.
 func validatePaths(mc string, cfg ignition.Config) Errors {
 	var errs Errors
-	check := func(field, p string) {
+	// The field is formatted only for a problem (see validateIgnition).
+	check := func(list string, i int, p string) {
 		if reason := PathProblem(p); reason != "" {
-			errs = append(errs, &Error{MachineConfig: mc, Field: field, Reason: reason})
+			errs = append(errs, &Error{MachineConfig: mc, Field: fmt.Sprintf("spec.config.storage.%s.%d.path", list, i), Reason: reason})
 		}
 	}
 	for i, f := range cfg.Storage.Files {
-		check(fmt.Sprintf("spec.config.storage.files.%d.path", i), f.Path)
+		check("files", i, f.Path)
 	}
 	for i, d := range cfg.Storage.Directories {
-		check(fmt.Sprintf("spec.config.storage.directories.%d.path", i), d.Path)
+		check("directories", i, d.Path)
 	}
 	for i, l := range cfg.Storage.Links {
-		check(fmt.Sprintf("spec.config.storage.links.%d.path", i), l.Path)
-	}
-	name := func(field, what, n string) {
-		if reason := NameProblem(what, n); reason != "" {
-			errs = append(errs, &Error{MachineConfig: mc, Field: field, Reason: reason})
-		}
+		check("links", i, l.Path)
 	}
 	for i, u := range cfg.Systemd.Units {
-		name(fmt.Sprintf("spec.config.systemd.units.%d.name", i), "unit", u.Name)
+		if reason := NameProblem("unit", u.Name); reason != "" {
+			errs = append(errs, &Error{MachineConfig: mc, Field: fmt.Sprintf("spec.config.systemd.units.%d.name", i), Reason: reason})
+		}
 		for j, d := range u.Dropins {
-			name(fmt.Sprintf("spec.config.systemd.units.%d.dropins.%d.name", i, j), "dropin", d.Name)
+			if reason := NameProblem("dropin", d.Name); reason != "" {
+				errs = append(errs, &Error{MachineConfig: mc, Field: fmt.Sprintf("spec.config.systemd.units.%d.dropins.%d.name", i, j), Reason: reason})
+			}
 		}
 	}
 	return errs
