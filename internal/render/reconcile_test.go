@@ -41,6 +41,16 @@ func TestReconcilability(t *testing.T) {
 			change := rawMC("50-change", "worker", tc.change)
 			change.Spec.FIPS = tc.fips
 			_, err := Render(pool, []*mcfgv1.MachineConfig{rawMC("00-base", "worker", base), change}, Options{Current: current, Overrides: tc.allow})
+			// The controller's way, through a parse cache, twice (the second time served
+			// from it), must decide the same.
+			cache := NewParseCache(16)
+			for range 2 {
+				_, cachedErr := Render(pool, []*mcfgv1.MachineConfig{rawMC("00-base", "worker", base), change},
+					Options{Current: current, Overrides: tc.allow, Parse: cache.ParseWithWarnings, ParseCurrent: cache.ParseRendered})
+				if (err == nil) != (cachedErr == nil) || (err != nil && err.Error() != cachedErr.Error()) {
+					t.Fatalf("through the parse cache: %v, without: %v", cachedErr, err)
+				}
+			}
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("should be reconcilable: %v", err)
