@@ -12,6 +12,7 @@ import (
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/explain"
+	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/statusview"
@@ -85,13 +86,14 @@ func Summary(in SummaryInput) string {
 // RedactionsFile lists what was redacted.
 const RedactionsFile = "redactions.txt"
 
-// Attention lists, one line each, the pools that are degraded or paused and the nodes that
-// are degraded, not Ready, cordoned, or not yet Done on their desired config.
+// Attention lists, one line each, the pools that are degraded, paused or have nodes waiting for
+// adoption, and the nodes that are degraded, not Ready, cordoned, or not yet Done on their desired config.
 func Attention(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []string {
 	var out []string
 	for _, p := range pools {
 		for _, c := range p.Status.Conditions {
-			if c.Status == corev1.ConditionTrue && strings.HasSuffix(string(c.Type), "Degraded") {
+			// NodesAwaitingAdoption: nodes mco did not boot wait for the admin's approval.
+			if c.Status == corev1.ConditionTrue && (strings.HasSuffix(string(c.Type), "Degraded") || c.Type == poolcondition.NodesAwaitingAdoption) {
 				out = append(out, fmt.Sprintf("pool %s: %s: %s", p.Name, c.Type, firstLine(c.Message)))
 			}
 		}

@@ -38,6 +38,7 @@ func TestAttention(t *testing.T) {
 	pool.Status.Conditions = []mcfgv1.MachineConfigPoolCondition{
 		{Type: mcfgv1.MachineConfigPoolNodeDegraded, Status: corev1.ConditionTrue, Message: "node worker-1 is degraded"},
 		{Type: mcfgv1.MachineConfigPoolUpdating, Status: corev1.ConditionTrue},
+		{Type: "NodesAwaitingAdoption", Status: corev1.ConditionTrue, Message: "worker-9 waits for approval: mco adopt worker-9"},
 	}
 	got := Attention([]mcfgv1.MachineConfigPool{pool}, []corev1.Node{
 		cordoned, degraded,
@@ -48,6 +49,7 @@ func TestAttention(t *testing.T) {
 	})
 	want := []string{
 		"pool worker: NodeDegraded: node worker-1 is degraded",
+		"pool worker: NodesAwaitingAdoption: worker-9 waits for approval: mco adopt worker-9",
 		"pool worker: paused: no node gets a new config until spec.paused is false",
 		"node worker-1: Degraded: drift: /etc/chrony.conf changed; on rendered-a, desired rendered-b (state Degraded)",
 		"node worker-2: cordoned",
