@@ -95,7 +95,7 @@ func Render(pool *mcfgv1.MachineConfigPool, all []*mcfgv1.MachineConfig, opts Op
 	}
 	merged := mergeIgnition(igns)
 	spec := mergeSpecFields(selected, opts.Defaults)
-	raw, err := json.Marshal(merged)
+	raw, err := marshalIgnition(merged)
 	if err != nil {
 		return nil, fmt.Errorf("pool %s: serialising merged Ignition: %w", pool.Name, err)
 	}
