@@ -7,9 +7,14 @@
 //
 // It starts a kube-apiserver and etcd (internal/testenv), runs bin/mco controller against them,
 // and answers for the nodes with nodesim's agent in this process, instantly and without drains
-// (a rebootless change needs none). Writes are counted from the controller's own
+// (a rebootless change needs none), writing what the real agent writes per update (Working,
+// Done, two MachineConfigNode status writes, an event) unless -agent-report=false. Writes are counted from the controller's own
 // rest_client_requests_total metric (POST, PUT, PATCH, DELETE), so events and the render
-// controller's few writes are included.
+// controller's few writes are included, from the new target until the pool is Updated, every
+// MachineConfigNode desires the target and the controller has been quiet for a second (the
+// MachineConfigNode controller's writes may trail the pool). They are broken down by kind from
+// the API server's apiserver_request_total less this process's own writes, and the Node writes
+// by the controller-owned fields each changed (seen in the agents' watch).
 package main
 
 import (
@@ -30,6 +35,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -47,14 +53,19 @@ func main() {
 	nodes := flag.Int("nodes", 1000, "simulated nodes in the pool")
 	maxUnavailable := flag.String("max-unavailable", "10%", "the pool's maxUnavailable")
 	mco := flag.String("mco", filepath.Join(testenv.RepoRoot(), "bin", "mco"), "the mco binary whose controller to run")
+	report := flag.Bool("agent-report", true, "simulated agents also write what real ones do besides the protocol step (state Working, MachineConfigNode status, events); false for figures before 2026-11-27")
+	profile := flag.String("apiserver-profile", "", "write a CPU profile of kube-apiserver over the rollout's first -profile-seconds to this file")
+	flag.IntVar(&profileSeconds, "profile-seconds", 5, "length of the -apiserver-profile")
 	flag.Parse()
-	if err := run(*nodes, intstr.Parse(*maxUnavailable), *mco); err != nil {
+	if err := run(*nodes, intstr.Parse(*maxUnavailable), *mco, *report, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-rollout:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string) error {
+var profileSeconds int
+
+func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bool, profile string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	env, err := testenv.Start()
@@ -62,7 +73,11 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string) error {
 		return err
 	}
 	defer env.Stop()
-	c := env.Client
+	own := &countingTransport{counts: writeKinds{}}
+	c, err := client.New(own.wrap(env.Config), client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return err
+	}
 
 	const role = "worker"
 	if err := c.Create(ctx, fileMC("00-bench", role, "v1")); err != nil {
@@ -96,7 +111,8 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string) error {
 		return err
 	}
 	fmt.Printf("created %d nodes on %s in %v\n", nodeCount, initial, time.Since(start).Round(time.Millisecond))
-	if err := startAgent(ctx, env); err != nil {
+	changes := &nodeChanges{counts: writeKinds{}}
+	if err := startAgent(ctx, own.wrap(env.Config), changes, report); err != nil {
 		return err
 	}
 	if _, err := waitPool(ctx, c, updated(initial, nodeCount)); err != nil {
@@ -110,6 +126,14 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string) error {
 	if err != nil {
 		return err
 	}
+	before, err := snapshot(ctx, env.Config, c, own, changes)
+	if err != nil {
+		return err
+	}
+	var profiled <-chan error
+	if profile != "" {
+		profiled = profileAPIServer(ctx, env.Config, profileSeconds, profile)
+	}
 	if err := c.Create(ctx, fileMC("50-bench-change", role, "v2")); err != nil {
 		return err
 	}
@@ -117,20 +141,43 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string) error {
 	if err != nil {
 		return fmt.Errorf("second render: %w", err)
 	}
-	targetSeen := time.Now()
+	targetSeen, cpuBefore := time.Now(), readCPU()
 	if _, err := waitPool(ctx, c, updated(second.Spec.Configuration.Name, nodeCount)); err != nil {
 		return fmt.Errorf("rollout: %w", err)
 	}
-	elapsed := time.Since(targetSeen)
-	writesAfter, err := controllerWrites(metricsURL)
+	elapsed, cpuAfter := time.Since(targetSeen), readCPU()
+	writesAtUpdated, err := controllerWrites(metricsURL)
 	if err != nil {
 		return err
 	}
+	if err := waitMachineConfigNodes(ctx, c, second.Spec.Configuration.Name, nodeCount); err != nil {
+		return fmt.Errorf("MachineConfigNodes: %w", err)
+	}
+	mcnsCurrent := time.Since(targetSeen)
+	writesAfter, err := quietWrites(ctx, metricsURL)
+	if err != nil {
+		return err
+	}
+	after, err := snapshot(ctx, env.Config, c, own, changes)
+	if err != nil {
+		return err
+	}
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			return fmt.Errorf("API server profile: %w", err)
+		}
+		fmt.Printf("API server CPU profile: %s\n", profile)
+	}
 	rss, hwm := memory(controller.Process.Pid)
 	writes := writesAfter - writesBefore
-	fmt.Printf("rollout of %d nodes, maxUnavailable %s, rebootless, instant agent\n", nodeCount, maxUnavailable.String())
+	perNode := func(n int) float64 { return float64(n) / float64(nodeCount) }
+	fmt.Printf("rollout of %d nodes, maxUnavailable %s, rebootless, instant agent (reporting as the real one: %v)\n", nodeCount, maxUnavailable.String(), report)
 	fmt.Printf("  new target -> pool Updated:     %v\n", elapsed.Round(time.Millisecond))
-	fmt.Printf("  controller writes:              %d (%.2f per node update)\n", writes, float64(writes)/float64(nodeCount))
+	cpuAfter.print(cpuBefore, elapsed)
+	fmt.Printf("  new target -> MCNs current:     %v\n", mcnsCurrent.Round(time.Millisecond))
+	fmt.Printf("  controller writes:              %d (%.2f per node update; %.2f by the time the pool was Updated)\n",
+		writes, perNode(writes), perNode(writesAtUpdated-writesBefore))
+	after.print(before, nodeCount, writes)
 	fmt.Printf("  controller RSS after / peak:    %.1f MiB / %.1f MiB\n", rss, hwm)
 	return nil
 }
@@ -163,13 +210,16 @@ func createNodes(ctx context.Context, c client.Client, n int, config string) err
 	return <-errs
 }
 
-func startAgent(ctx context.Context, env *testenv.Env) error {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+func startAgent(ctx context.Context, cfg *rest.Config, changes *nodeChanges, report bool) error {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		return err
 	}
-	agent := &nodesim.Agent{Client: mgr.GetClient(), Workers: 16}
+	agent := &nodesim.Agent{Client: mgr.GetClient(), Workers: 16, Report: report}
 	if err := agent.SetupWithManager(mgr, "bench-agent"); err != nil {
+		return err
+	}
+	if err := changes.watch(ctx, mgr.GetCache()); err != nil {
 		return err
 	}
 	go func() {

@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,9 +34,18 @@ type Agent struct {
 	Drain bool
 	// Workers is how many nodes the agent handles at once (default 4).
 	Workers int
+	// Report makes the agent write what the real agent writes besides the next protocol step,
+	// so that a benchmark loads the API server as real nodes do: state Working before it
+	// applies (a rebootless update then takes two Node writes, as the real agent's does; with
+	// Drain the drain request still rides with it), its MachineConfigNode's status and the
+	// Updated event (report.go).
+	Report bool
 
 	mu       sync.Mutex
 	failures map[string]string
+	statuses map[string]*mcfgv1.MachineConfigNodeStatus
+	recorder record.EventRecorder
+	reader   client.Reader
 }
 
 // Fail makes the agent report node Degraded with reason instead of applying its next config,
@@ -71,6 +82,9 @@ func (a *Agent) SetupWithManager(mgr ctrl.Manager, name string) error {
 	if workers == 0 {
 		workers = 4
 	}
+	// As the agent, which reads its MachineConfigNode once and remembers what it wrote.
+	a.reader = mgr.GetAPIReader()
+	a.recorder = mgr.GetEventRecorderFor("machineconfigdaemon")
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		For(&corev1.Node{}, builder.WithPredicates(simulated)).
@@ -98,6 +112,9 @@ func (a *Agent) Reconcile(ctx context.Context, req reconcile.Request) (reconcile
 	}
 	// The optimistic lock keeps a stale cache from replaying a step.
 	err := a.Client.Patch(ctx, node, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	if err == nil {
+		a.report(ctx, before, set)
+	}
 	return retry, client.IgnoreNotFound(err)
 }
 
@@ -144,6 +161,11 @@ func (a *Agent) step(n *corev1.Node) (map[string]string, reconcile.Result) {
 		return map[string]string{protocol.StateAnnotation: string(protocol.NodeDegraded), protocol.ReasonAnnotation: reason}, retry
 	}
 	if !a.Drain {
+		if a.Report && state != protocol.NodeWorking && state != protocol.NodeDegraded {
+			// The real agent marks the node Working once the update passed its checks (a
+			// failing node keeps its failure until Done).
+			return map[string]string{protocol.StateAnnotation: string(protocol.NodeWorking), protocol.ReasonAnnotation: ""}, reconcile.Result{}
+		}
 		return map[string]string{
 			protocol.CurrentConfigAnnotation: want,
 			protocol.StateAnnotation:         string(protocol.NodeDone),

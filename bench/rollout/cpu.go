@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// cpuTimes is the CPU time (user + system) each process of the benchmark used so far, by name:
+// this process (the simulated agents and the benchmark's polling), its children (the
+// controller, kube-apiserver, etcd).
+type cpuTimes map[string]time.Duration
+
+// clockTick is USER_HZ, the unit of /proc/PID/stat's times (100 on every Linux port Go runs on).
+const clockTick = 10 * time.Millisecond
+
+func readCPU() cpuTimes {
+	self := os.Getpid()
+	out := cpuTimes{"bench (agents)": procCPU(self)}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		name, ppid, cpu, ok := procStat(path)
+		if ok && ppid == self {
+			out[name] += cpu
+		}
+	}
+	return out
+}
+
+func procCPU(pid int) time.Duration {
+	_, _, cpu, _ := procStat(fmt.Sprintf("/proc/%d/stat", pid))
+	return cpu
+}
+
+// procStat reads a process's command name, parent and CPU time from /proc/PID/stat.
+func procStat(path string) (name string, ppid int, cpu time.Duration, ok bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", 0, 0, false
+	}
+	s := string(data)
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return "", 0, 0, false
+	}
+	// After the name: state ppid ... utime(14) stime(15), counting from pid as field 1.
+	fields := strings.Fields(s[end+1:])
+	if len(fields) < 13 {
+		return "", 0, 0, false
+	}
+	ppid, _ = strconv.Atoi(fields[1])
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return s[open+1 : end], ppid, time.Duration(utime+stime) * clockTick, true
+}
+
+// print shows each process's CPU time since before, and the share of the machine's CPU time
+// over elapsed that all of them used.
+func (c cpuTimes) print(before cpuTimes, elapsed time.Duration) {
+	names := make([]string, 0, len(c))
+	var total time.Duration
+	for name, t := range c {
+		names = append(names, name)
+		total += t - before[name]
+	}
+	slices.SortFunc(names, func(a, b string) int { return int((c[b] - before[b]) - (c[a] - before[a])) })
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s %.2fs", name, (c[name] - before[name]).Seconds())
+	}
+	fmt.Printf("  CPU during the rollout:          %s; %.0f%% of %d cores\n", strings.Join(parts, ", "),
+		100*total.Seconds()/(elapsed.Seconds()*float64(runtime.NumCPU())), runtime.NumCPU())
+}
+
+// profileAPIServer writes a CPU profile of the API server over the next seconds to path
+// (kube-apiserver serves /debug/pprof by default; `go tool pprof -top path` reads it).
+func profileAPIServer(ctx context.Context, cfg *rest.Config, seconds int, path string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			done <- err
+			return
+		}
+		body, err := cs.RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+30) * time.Second).DoRaw(ctx)
+		if err == nil {
+			err = os.WriteFile(path, body, 0o644)
+		}
+		done <- err
+	}()
+	return done
+}
