@@ -54,6 +54,8 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 
 	pending *pendingWrites
+	// statusWrites paces writes of a pool's status that change only its counts.
+	statusWrites statusWrites
 	// owners remembers which pool each rendered config a node first booted into belongs to.
 	owners ownerMemo
 	// reported remembers warnings already emitted (key → message), so events mark transitions
@@ -95,6 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			forgetPoolMetrics(req.Name)
+			r.statusWrites.forget(req.Name)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -124,14 +127,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	recordPoolMetrics(pool.Name, d.Status, len(d.Unresponsive), len(d.AwaitingAdoption), pool.Spec.Paused || paced.holds())
 	offersErr := r.writeOffers(ctx, d.Offers, append(slices.Clip(members), unmanaged...))
 	nodesErr := r.writeNodes(ctx, pool, members, unmanaged, d)
-	if err := r.writeStatus(ctx, pool, d); err != nil {
+	countsDue, err := r.writeStatus(ctx, pool, d)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 	// Nothing about a node that stays NotReady changes at the threshold, nor when a soak ends
-	// or a window opens, so no event comes then: look again when one is due.
+	// or a window opens, so no event comes then: look again when one is due; and when counts
+	// wait to be written.
 	requeue := d.RecheckAfter
-	if paced != nil && paced.decision.RequeueAfter > 0 && (requeue == 0 || paced.decision.RequeueAfter < requeue) {
-		requeue = paced.decision.RequeueAfter
+	for _, after := range []time.Duration{countsDue, paced.requeueAfter()} {
+		if after > 0 && (requeue == 0 || after < requeue) {
+			requeue = after
+		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, errors.Join(labelErr, offersErr, nodesErr)
 }

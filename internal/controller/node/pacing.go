@@ -40,6 +40,15 @@ type paced struct {
 // whose nodes are still updating is not held: a stuck canary node must still raise the alert.
 func (p *paced) holds() bool { return p != nil && p.decision.Held }
 
+// requeueAfter is when the policy wants the pool looked at again (a soak ends, a window
+// opens); 0 for none or no policy.
+func (p *paced) requeueAfter() time.Duration {
+	if p == nil {
+		return 0
+	}
+	return p.decision.RequeueAfter
+}
+
 // budget is how many healthy nodes the policy lets start now.
 func (p *paced) budget() *int { return &p.decision.Start }
 

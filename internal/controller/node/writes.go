@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,24 +34,7 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 	for _, name := range append(slices.Clip(d.Superseded), d.Adopted...) {
 		locked[name] = true
 	}
-	nodes := slices.Clip(members)
-	for _, n := range unmanaged {
-		if slices.Contains(d.Adopted, n.Name) {
-			nodes = append(nodes, n)
-		}
-	}
-	var todo []*corev1.Node
-	var wants []owned
-	for _, n := range nodes {
-		want := ownedOf(n)
-		if next[n.Name] {
-			want.desired = d.Target
-		}
-		want.tainted = rollout.WantsTaint(want.desired, d.Target)
-		if want != ownedOf(n) {
-			todo, wants = append(todo, n), append(wants, want)
-		}
-	}
+	todo, wants := nodeWrites(members, unmanaged, d)
 
 	var mu sync.Mutex
 	var errs []error
@@ -102,6 +85,41 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 	return errors.Join(errs...)
 }
 
+// nodeWrites lists the members (and the adopted unmanaged nodes) whose desiredConfig or
+// UpdateInProgress taint the decision changes, with the fields to write. The nodes to target
+// come first, in the order the decision chose them: a new target also taints every node left
+// waiting, and the first batch should not start only after hundreds of taint writes.
+func nodeWrites(members, unmanaged []*corev1.Node, d rollout.Decision) (todo []*corev1.Node, wants []owned) {
+	byName := make(map[string]*corev1.Node, len(members))
+	for _, n := range members {
+		byName[n.Name] = n
+	}
+	for _, n := range unmanaged {
+		if slices.Contains(d.Adopted, n.Name) {
+			byName[n.Name] = n
+		}
+	}
+	add := func(n *corev1.Node, want owned) {
+		want.tainted = rollout.WantsTaint(want.desired, d.Target)
+		if want != ownedOf(n) {
+			todo, wants = append(todo, n), append(wants, want)
+		}
+	}
+	next := make(map[string]bool, len(d.Next))
+	for _, name := range d.Next {
+		if n, ok := byName[name]; ok && !next[name] {
+			next[name] = true
+			add(n, owned{desired: d.Target})
+		}
+	}
+	for _, n := range members {
+		if !next[n.Name] {
+			add(n, ownedOf(n))
+		}
+	}
+	return todo, wants
+}
+
 // nodeList names the nodes a batch targeted; one event per batch instead of one per node keeps
 // events from doubling the writes of a large rollout.
 func nodeList(names []string) string {
@@ -116,20 +134,23 @@ func nodeList(names []string) string {
 	return s
 }
 
-// writeStatus patches the pool's status if the decision changed it. The optimistic lock makes a
-// concurrent RenderDegraded write by the render controller a conflict (and a requeue) instead of
-// a lost condition.
-func (r *Reconciler) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, d rollout.Decision) error {
-	if equality.Semantic.DeepEqual(pool.Status, d.Status) {
-		return nil
+// writeStatus patches the pool's status if the decision changed it, or says how long to wait
+// when only counts changed and the last write was recent (statusWrite). The optimistic lock
+// makes a concurrent RenderDegraded write by the render controller a conflict (and a requeue)
+// instead of a lost condition.
+func (r *Reconciler) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, d rollout.Decision) (wait time.Duration, err error) {
+	now, wait := statusWrite(&pool.Status, &d.Status, r.statusWrites.since(pool.Name))
+	if !now {
+		return wait, nil
 	}
 	before := pool.DeepCopy()
 	pool.Status = d.Status
 	if err := r.Client.Status().Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("pool %s status: %w", pool.Name, err)
+		return 0, fmt.Errorf("pool %s status: %w", pool.Name, err)
 	}
+	r.statusWrites.wrote(pool.Name)
 	if d.Completed {
 		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonCompleted, "All %d nodes are updated with MachineConfig %s", d.Status.MachineCount, d.Target)
 	}
-	return nil
+	return 0, nil
 }
