@@ -13,16 +13,14 @@ import (
 
 // Start runs bin's controller against kubeconfig with its metrics on a free loopback port and
 // its output in a temporary log file named after name, and returns the process and the metrics
-// URL.
-func Start(ctx context.Context, bin, kubeconfig, name string) (*exec.Cmd, string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// URL. args are more flags of mco controller.
+func Start(ctx context.Context, bin, kubeconfig, name string, args ...string) (*exec.Cmd, string, error) {
+	addr, err := FreeAddr()
 	if err != nil {
 		return nil, "", err
 	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.CommandContext(ctx, bin, "controller", "--kubeconfig", kubeconfig,
-		"--metrics-bind-address", addr, "--health-probe-bind-address", "0")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"controller", "--kubeconfig", kubeconfig,
+		"--metrics-bind-address", addr, "--health-probe-bind-address", "0"}, args...)...)
 	logFile, err := os.CreateTemp("", name+"-controller-*.log")
 	if err != nil {
 		return nil, "", err
@@ -33,4 +31,14 @@ func Start(ctx context.Context, bin, kubeconfig, name string) (*exec.Cmd, string
 	}
 	fmt.Printf("controller log: %s\n", logFile.Name())
 	return cmd, "http://" + addr + "/metrics", nil
+}
+
+// FreeAddr is a loopback address with a port nothing listens on now.
+func FreeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }

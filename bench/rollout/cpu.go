@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -93,6 +95,33 @@ func profileAPIServer(ctx context.Context, cfg *rest.Config, seconds int, path s
 		}
 		body, err := cs.RESTClient().Get().AbsPath("/debug/pprof/profile").
 			Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+30) * time.Second).DoRaw(ctx)
+		if err == nil {
+			err = os.WriteFile(path, body, 0o644)
+		}
+		done <- err
+	}()
+	return done
+}
+
+// profileURL writes the CPU profile a net/http/pprof server at base takes over seconds to path.
+func profileURL(ctx context.Context, base string, seconds int, path string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, seconds), nil)
+		if err != nil {
+			done <- err
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s: %s", req.URL, resp.Status)
+		}
 		if err == nil {
 			err = os.WriteFile(path, body, 0o644)
 		}

@@ -54,8 +54,8 @@ func main() {
 	maxUnavailable := flag.String("max-unavailable", "10%", "the pool's maxUnavailable")
 	mco := flag.String("mco", filepath.Join(testenv.RepoRoot(), "bin", "mco"), "the mco binary whose controller to run")
 	report := flag.Bool("agent-report", true, "simulated agents also write what real ones do besides the protocol step (state Working, MachineConfigNode status, events); false for figures before 2026-11-27")
-	profile := flag.String("apiserver-profile", "", "write a CPU profile of kube-apiserver over the rollout's first -profile-seconds to this file")
-	flag.IntVar(&profileSeconds, "profile-seconds", 5, "length of the -apiserver-profile")
+	profile := flag.String("profile", "", "write CPU profiles of kube-apiserver and of the controller over the rollout's first -profile-seconds to PREFIX-apiserver.pprof and PREFIX-controller.pprof")
+	flag.IntVar(&profileSeconds, "profile-seconds", 5, "length of the -profile")
 	flag.Parse()
 	if err := run(*nodes, intstr.Parse(*maxUnavailable), *mco, *report, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-rollout:", err)
@@ -95,7 +95,16 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 		return err
 	}
 
-	controller, metricsURL, err := controllerproc.Start(ctx, mco, env.KubeconfigPath, "bench-rollout")
+	var pprofURL string
+	var extra []string
+	if profile != "" {
+		addr, err := controllerproc.FreeAddr()
+		if err != nil {
+			return err
+		}
+		pprofURL, extra = "http://"+addr, []string{"--pprof-bind-address", addr}
+	}
+	controller, metricsURL, err := controllerproc.Start(ctx, mco, env.KubeconfigPath, "bench-rollout", extra...)
 	if err != nil {
 		return err
 	}
@@ -130,9 +139,10 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 	if err != nil {
 		return err
 	}
-	var profiled <-chan error
+	var profiled []<-chan error
 	if profile != "" {
-		profiled = profileAPIServer(ctx, env.Config, profileSeconds, profile)
+		profiled = append(profiled, profileAPIServer(ctx, env.Config, profileSeconds, profile+"-apiserver.pprof"),
+			profileURL(ctx, pprofURL, profileSeconds, profile+"-controller.pprof"))
 	}
 	if err := c.Create(ctx, fileMC("50-bench-change", role, "v2")); err != nil {
 		return err
@@ -162,11 +172,13 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 	if err != nil {
 		return err
 	}
-	if profiled != nil {
-		if err := <-profiled; err != nil {
-			return fmt.Errorf("API server profile: %w", err)
+	for _, done := range profiled {
+		if err := <-done; err != nil {
+			return fmt.Errorf("profile: %w", err)
 		}
-		fmt.Printf("API server CPU profile: %s\n", profile)
+	}
+	if profile != "" {
+		fmt.Printf("CPU profiles: %s-apiserver.pprof, %s-controller.pprof\n", profile, profile)
 	}
 	rss, hwm := memory(controller.Process.Pid)
 	writes := writesAfter - writesBefore

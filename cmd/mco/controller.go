@@ -142,6 +142,7 @@ rendered.`,
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":9191", "address of the Prometheus metrics endpoint; 0 disables")
 	f.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":9192", "address of /healthz and /readyz; 0 disables")
+	f.StringVar(&opts.PprofAddr, "pprof-bind-address", "", "address of Go's /debug/pprof profiles (CPU, heap); empty disables")
 	f.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader so that only one replica acts")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's)")
 	f.StringVar(&opts.Render.Defaults.OSImageURL, "os-image-url", "", "OS image of pools no MachineConfig overrides")

@@ -39,6 +39,7 @@ import (
 type Options struct {
 	MetricsAddr             string
 	ProbeAddr               string
+	PprofAddr               string // net/http/pprof; "" (the default) serves none
 	LeaderElection          bool
 	LeaderElectionNamespace string
 	Render                  rendercontroller.Options
@@ -99,6 +100,7 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Scheme:                  scheme.Scheme,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
+		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "mco-controller",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
