@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	goruntime "runtime"
 	"testing"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -78,7 +79,9 @@ func unitOf(name, contents string) ignitionUnit {
 // pool changed: the others are served from its parse cache, and the pool's current target (as
 // the API server returns it, keys sorted) is checked for reconcilability, its parse served from
 // the cache too, since the controller's render after its previous change parsed it (see
-// BenchmarkRenderEcho). That render is done here outside the timer, as the controller does it.
+// BenchmarkRenderEcho). That render is done here outside the timer, as the controller does it
+// after the change is out. (Until issue 27 this benchmark left the current target out: the
+// controller's render parsed it, uncached, and took about ten times what the benchmark said.)
 func BenchmarkRenderOneChanged(b *testing.B) {
 	pool, mcs := largePool(b, 200, 5000)
 	cache := NewParseCache(10_000)
@@ -106,6 +109,10 @@ func BenchmarkRenderOneChanged(b *testing.B) {
 		if _, err := Render(pool, mcs, opts); err != nil {
 			b.Fatal(err)
 		}
+		// Changes come seconds apart, and the collector has long dealt with the second
+		// render's garbage when the next one arrives; here it would be collected in the
+		// next timed render.
+		goruntime.GC()
 		b.StartTimer()
 	}
 }
