@@ -81,7 +81,7 @@ MCO_CHAOS_ROUNDS ?= 10
 chaos: build tools ## chaos suite, long form: MCO_CHAOS_ROUNDS (10) rounds of each fault on real machines (~25 min)
 	MCO_CHAOS_ROUNDS=$(MCO_CHAOS_ROUNDS) $(GO) test ./test/chaos/ -run . -v -count=1 -timeout 60m
 
-bench-rollout: build tools ## 1,000-node rebootless rollout through bin/mco controller: time, writes per node, RSS (~1 min)
+bench-rollout: build tools ## 1,000-node rebootless rollout through bin/mco controller, agents simulated as real ones write: time, writes per node update by kind, CPU, RSS (~2 min)
 	$(GO) run ./bench/rollout
 
 bench-first-drain: build tools ## kubectl apply of 5 MachineConfigs to the first drain request, bin/mco controller and the real agent (root; ~1 min)

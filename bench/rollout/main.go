@@ -139,6 +139,10 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 	if err != nil {
 		return err
 	}
+	reconcilesBefore, err := reconciles(metricsURL)
+	if err != nil {
+		return err
+	}
 	var profiled []<-chan error
 	if profile != "" {
 		profiled = append(profiled, profileAPIServer(ctx, env.Config, profileSeconds, profile+"-apiserver.pprof"),
@@ -172,6 +176,10 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 	if err != nil {
 		return err
 	}
+	reconcilesAfter, err := reconciles(metricsURL)
+	if err != nil {
+		return err
+	}
 	for _, done := range profiled {
 		if err := <-done; err != nil {
 			return fmt.Errorf("profile: %w", err)
@@ -190,6 +198,7 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 	fmt.Printf("  controller writes:              %d (%.2f per node update; %.2f by the time the pool was Updated)\n",
 		writes, perNode(writes), perNode(writesAtUpdated-writesBefore))
 	after.print(before, nodeCount, writes)
+	printReconciles(reconcilesBefore, reconcilesAfter)
 	fmt.Printf("  controller RSS after / peak:    %.1f MiB / %.1f MiB\n", rss, hwm)
 	return nil
 }

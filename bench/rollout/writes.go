@@ -232,3 +232,41 @@ func waitMachineConfigNodes(ctx context.Context, c client.Client, config string,
 		}
 	}
 }
+
+// reconciles sums the controller's controller_runtime_reconcile_total by controller.
+func reconciles(url string) (map[string]int, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]int{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "controller_runtime_reconcile_total{") {
+			continue
+		}
+		end := strings.LastIndex(line, "}")
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			return nil, err
+		}
+		out[metricLabels(line[len("controller_runtime_reconcile_total{"):end])["controller"]] += int(v)
+	}
+	return out, sc.Err()
+}
+
+// printReconciles shows the reconciles per controller between before and after, most first.
+func printReconciles(before, after map[string]int) {
+	names := slices.Collect(maps.Keys(after))
+	slices.SortFunc(names, func(a, b string) int { return (after[b] - before[b]) - (after[a] - before[a]) })
+	var parts []string
+	for _, n := range names {
+		if d := after[n] - before[n]; d > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", n, d))
+		}
+	}
+	fmt.Printf("  controller reconciles:          %s\n", strings.Join(parts, ", "))
+}
