@@ -172,7 +172,11 @@ func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool
 	if err := r.Client.List(ctx, &poolList); err != nil {
 		return nil, nil, nil, err
 	}
-	if err := r.Client.List(ctx, &nodeList); err != nil {
+	// Every reconcile reads every Node, and copying them all was most of a reconcile's cost at
+	// 5,000 nodes (bench/rollout: the controller used 74 s of CPU for 776 reconciles of the
+	// pool with the copies, 56 s for 1,263 without). Nothing here changes a listed Node: each
+	// write starts from a DeepCopy (withOwned, the adoption offer, the custom pool labels).
+	if err := r.Client.List(ctx, &nodeList, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, nil, err
 	}
 	pools := make([]*mcfgv1.MachineConfigPool, len(poolList.Items))
