@@ -159,7 +159,14 @@ spec:
 		must(t, k8sClient.Update(ctx, cfg))
 		mctest.Wait(t, ctx, k8sClient, "99-master-generated-containerruntime-1", func(*mcfgv1.MachineConfig) bool { return true })
 		mctest.WaitGone(t, ctx, k8sClient, mctest.GoneMC("99-worker-generated-containerruntime-1"))
-		got := getConfig(t, ctx, "overlay")
+		// The finalizer of the deleted MachineConfig goes in the controller's next write.
+		var got *mcfgv1.ContainerRuntimeConfig
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			got = getConfig(t, ctx, "overlay")
+			if strings.Join(got.Finalizers, ",") == "99-master-generated-containerruntime-1" || time.Now().After(deadline) {
+				break
+			}
+		}
 		if strings.Join(got.Finalizers, ",") != "99-master-generated-containerruntime-1" {
 			t.Errorf("finalizers %v", got.Finalizers)
 		}

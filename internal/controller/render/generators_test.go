@@ -8,6 +8,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/testenv"
@@ -99,8 +100,14 @@ func TestRenderWaitsForGenerators(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := newPool(t, ctx, role)
-	pool.Labels = map[string]string{"pools/gated": ""}
-	if err := k8sClient.Update(ctx, pool); err != nil {
+	// The controller writes the new pool too (its status): label it on the latest version.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pool), pool); err != nil {
+			return err
+		}
+		pool.Labels = map[string]string{"pools/gated": ""}
+		return k8sClient.Update(ctx, pool)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	first := waitFor(t, ctx, role, "first render", targetIsNot("")).Spec.Configuration.Name
