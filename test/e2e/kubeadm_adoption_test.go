@@ -219,7 +219,12 @@ func kubeadmImageMirror(t *testing.T, ctx context.Context, cl *clustertest.Clust
 		for _, m := range kubeadmWorkers {
 			boots[m] = cl.Boots(t, m)
 		}
-		const source = "example.invalid/mco/pause"
+		// The source is a loopback address where nothing listens: were the mirror not used,
+		// containerd's fallback to the source would be refused on this host, and no name
+		// lookup or packet for it could leave it (a name like example.invalid would be asked
+		// of the host's resolver).
+		const sourceHost = "127.0.0.9:9"
+		const source = sourceHost + "/mco/pause"
 		for _, obj := range []client.Object{
 			&configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
 				Spec: configv1.ImageSpec{RegistrySources: configv1.RegistrySources{InsecureRegistries: []string{mirror.Host}}}},
@@ -240,8 +245,8 @@ func kubeadmImageMirror(t *testing.T, ctx context.Context, cl *clustertest.Clust
 				t.Errorf("%s was drained for a mirror", m)
 			}
 		}
-		if got := cl.NodeFile(ctx, "worker-0", "/etc/containerd/certs.d/example.invalid/hosts.toml"); !strings.Contains(got, mirror.Host) {
-			t.Fatalf("worker-0's hosts.toml for example.invalid: %q", got)
+		if got := cl.NodeFile(ctx, "worker-0", "/etc/containerd/certs.d/"+sourceHost+"/hosts.toml"); !strings.Contains(got, mirror.Host) {
+			t.Fatalf("worker-0's hosts.toml for %s: %q", sourceHost, got)
 		}
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "from-the-mirror", Namespace: "default"},
@@ -294,7 +299,7 @@ func kubeadmRevert(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
 		if got := cl.NodeFile(ctx, "worker-1", "/etc/chrony.conf"); got != devcluster.DistroChronyConf+handEdit+"\n" {
 			t.Errorf("after revert worker-1's chrony.conf is %q, not its own", got)
 		}
-		for _, p := range []string{"/etc/kubernetes/kubelet.conf.d/50-machineconfiguration.conf", "/etc/containerd/certs.d/example.invalid/hosts.toml",
+		for _, p := range []string{"/etc/kubernetes/kubelet.conf.d/50-machineconfiguration.conf", "/etc/containerd/certs.d/127.0.0.9:9/hosts.toml",
 			"/etc/machine-config-daemon/currentconfig"} {
 			if got, err := cl.Output(ctx, "worker-1", "sh", "-c", fmt.Sprintf("test -e %s && echo present || echo absent", p)); strings.TrimSpace(got) != "absent" {
 				t.Errorf("after revert %s is %s (%v)", p, got, err)
