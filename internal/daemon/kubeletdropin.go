@@ -72,10 +72,8 @@ func (a *Agent) kubeletDropInInEffect(l *loaded) error {
 	if err != nil {
 		return err
 	}
-	// The start time is known to the second only (the boot time it counts from, btime, is in
-	// whole seconds and moves with clock adjustments): a kubelet counts as started before the
-	// file only when it clearly was. The agent's own writes are followed by the plan's restart
-	// anyway; this catches a kubelet nobody restarted (a host adopted as it is).
+	// A kubelet nobody restarted after the file was written (a host adopted as it is, a
+	// restart that failed) never read it.
 	written := time.Unix(info.ModTime.Unix())
 	if started.Before(written.Add(-startTimeSlack)) {
 		return &runningkubelet.NotInEffectError{Path: kubeletconfig.DropInPath, Reason: fmt.Sprintf(
@@ -85,40 +83,42 @@ func (a *Agent) kubeletDropInInEffect(l *loaded) error {
 	return nil
 }
 
-// startTimeSlack is how far processStart may be off.
-const startTimeSlack = 2 * time.Second
+// startTimeSlack is how far processStart may be off: a clock tick, and the reads between.
+const startTimeSlack = 50 * time.Millisecond
 
-// processStart is when process pid started: its start time in clock ticks after boot
-// (/proc/PID/stat field 22) from the boot time (/proc/stat btime). USER_HZ is 100 on every
-// Linux ABI Go supports.
+// processStart is when process pid started, on the wall clock: now less the time since it
+// started, which is the system's uptime (/proc/uptime, in hundredths) less its start time in
+// clock ticks after boot (/proc/PID/stat field 22; USER_HZ is 100 on every Linux ABI Go
+// supports). /proc/stat's btime would do too, but it is rounded to the second.
 func processStart(procDir string, pid int) (time.Time, error) {
+	now := time.Now()
 	stat, err := os.ReadFile(filepath.Join(procDir, strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return time.Time{}, err
 	}
 	// The command name (field 2) is parenthesized and may hold spaces: count after its end.
 	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return time.Time{}, fmt.Errorf("%s/%d/stat: unexpected format", procDir, pid)
+	}
 	fields := strings.Fields(string(stat[end+1:]))
-	if end < 0 || len(fields) < 20 {
+	if len(fields) < 20 {
 		return time.Time{}, fmt.Errorf("%s/%d/stat: unexpected format", procDir, pid)
 	}
 	ticks, err := strconv.ParseInt(fields[19], 10, 64) // field 22 overall
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%s/%d/stat: start time: %w", procDir, pid, err)
 	}
-	sys, err := os.ReadFile(filepath.Join(procDir, "stat"))
+	up, err := os.ReadFile(filepath.Join(procDir, "uptime"))
 	if err != nil {
 		return time.Time{}, err
 	}
-	for _, line := range strings.Split(string(sys), "\n") {
-		if v, ok := strings.CutPrefix(line, "btime "); ok {
-			boot, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				return time.Time{}, err
-			}
-			const userHZ = 100
-			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / userHZ), nil
-		}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(up)), " ")
+	secs, err := strconv.ParseFloat(first, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s/uptime: %w", procDir, err)
 	}
-	return time.Time{}, fmt.Errorf("%s/stat has no btime", procDir)
+	const userHZ = 100
+	since := time.Duration(secs*float64(time.Second)) - time.Duration(ticks)*time.Second/userHZ
+	return now.Add(-since), nil
 }
