@@ -9,34 +9,22 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/containers/image/v5/docker/reference"
+	"github.com/containers/image/v5/pkg/sysregistriesv2"
 )
 
 // RegistriesConfPath is the file FromRegistriesConf reads, named in the generated files.
 const RegistriesConfPath = "/etc/containers/registries.conf"
 
-// The [[registry]] keys containers/image v5 (pkg/sysregistriesv2) reads. The rest of the file
-// has no containerd equivalent for the CRI's pulls and makes no files: the kubelet always asks
-// for fully qualified image names, so unqualified-search-registries, short-name-mode and
-// [aliases] never apply, and credential-helpers and additional-layer-store-auth-helper are
-// podman's. They are not errors either, since they change nothing a kubelet pull does.
-type confFile struct {
-	Registries []confRegistry `toml:"registry"`
-}
-
-type confRegistry struct {
-	Prefix             string       `toml:"prefix"`
-	Location           string       `toml:"location"`
-	Insecure           bool         `toml:"insecure"`
-	Blocked            bool         `toml:"blocked"`
-	MirrorByDigestOnly bool         `toml:"mirror-by-digest-only"`
-	PullFromMirror     string       `toml:"pull-from-mirror"`
-	Mirrors            []confMirror `toml:"mirror"`
-}
-
-type confMirror struct {
-	Location       string `toml:"location"`
-	Insecure       bool   `toml:"insecure"`
-	PullFromMirror string `toml:"pull-from-mirror"`
+// registriesConfFile is the part of registries.conf read here: the [[registry]] entries, in
+// containers/image's own type (the one internal/registries edits and internal/daemon/plan
+// compares), so that a key means here what it means to CRI-O. The rest of the file has no
+// containerd equivalent for the CRI's pulls and makes no files: the kubelet always asks for
+// fully qualified image names, so unqualified-search-registries, short-name-mode and [aliases]
+// never apply, and credential-helpers and additional-layer-store-auth-helper are podman's. They
+// are not errors either (nor decoded, so not checked), since they change nothing a kubelet pull
+// does.
+type registriesConfFile struct {
+	Registries []sysregistriesv2.Registry `toml:"registry"`
 }
 
 // pull-from-mirror values (sysregistriesv2.MirrorAll, MirrorByDigestOnly, MirrorByTagOnly).
@@ -67,7 +55,7 @@ type mirrorEntry struct {
 // (sysregistriesv2's postProcessRegistries), so that an entry means here what it means to
 // CRI-O: a file containers/image refuses is refused too.
 func readRegistriesConf(data []byte) ([]entry, []error) {
-	var conf confFile
+	var conf registriesConfFile
 	md, err := toml.Decode(string(data), &conf)
 	if err != nil {
 		return nil, []error{fmt.Errorf("%s cannot be read: %w", RegistriesConfPath, err)}
@@ -91,7 +79,7 @@ func readRegistriesConf(data []byte) ([]entry, []error) {
 	return firstPerPrefix(entries), errs
 }
 
-func normalise(r confRegistry) (entry, []error) {
+func normalise(r sysregistriesv2.Registry) (entry, []error) {
 	e := entry{prefix: strings.TrimRight(r.Prefix, "/"), location: strings.TrimRight(r.Location, "/"), insecure: r.Insecure, blocked: r.Blocked}
 	if e.prefix == "" {
 		e.prefix = e.location

@@ -68,32 +68,17 @@ func readableRegistriesConf(data []byte) error {
 	return err
 }
 
+// registriesConf is the file as compared here. Its [[registry]] entries are containers/image's
+// own type, the one internal/registries edits and internal/containerdhosts reads.
 type registriesConf struct {
-	UnqualifiedSearchRegistries []string        `toml:"unqualified-search-registries"`
-	Registries                  []registryEntry `toml:"registry"`
+	UnqualifiedSearchRegistries []string                   `toml:"unqualified-search-registries"`
+	Registries                  []sysregistriesv2.Registry `toml:"registry"`
 	// other is every other top-level setting, compared as a whole.
 	other map[string]any
 }
 
-// registryEntry and mirrorEntry are the fields containers/image v5 reads from [[registry]].
-type registryEntry struct {
-	Prefix             string        `toml:"prefix"`
-	Location           string        `toml:"location"`
-	Insecure           bool          `toml:"insecure"`
-	Blocked            bool          `toml:"blocked"`
-	MirrorByDigestOnly bool          `toml:"mirror-by-digest-only"`
-	PullFromMirror     string        `toml:"pull-from-mirror"`
-	Mirrors            []mirrorEntry `toml:"mirror"`
-}
-
-type mirrorEntry struct {
-	Location       string `toml:"location"`
-	Insecure       bool   `toml:"insecure"`
-	PullFromMirror string `toml:"pull-from-mirror"`
-}
-
 // scope is what the entry matches images by, as containers/image keys it.
-func (r registryEntry) scope() string {
+func scope(r sysregistriesv2.Registry) string {
 	if r.Prefix != "" {
 		return r.Prefix
 	}
@@ -101,7 +86,7 @@ func (r registryEntry) scope() string {
 }
 
 // use is which pulls go through mirror m of r ("all", "digest-only" or "tag-only").
-func (r registryEntry) use(m mirrorEntry) string {
+func use(r sysregistriesv2.Registry, m sysregistriesv2.Endpoint) string {
 	switch {
 	case r.MirrorByDigestOnly:
 		return pullDigestOnly
@@ -111,10 +96,11 @@ func (r registryEntry) use(m mirrorEntry) string {
 	return m.PullFromMirror
 }
 
-func (r registryEntry) mirror(location string) (mirrorEntry, bool) {
-	i := slices.IndexFunc(r.Mirrors, func(m mirrorEntry) bool { return m.Location == location })
+// mirrorAt is r's mirror at location.
+func mirrorAt(r sysregistriesv2.Registry, location string) (sysregistriesv2.Endpoint, bool) {
+	i := slices.IndexFunc(r.Mirrors, func(m sysregistriesv2.Endpoint) bool { return m.Location == location })
 	if i < 0 {
-		return mirrorEntry{}, false
+		return sysregistriesv2.Endpoint{}, false
 	}
 	return r.Mirrors[i], true
 }
@@ -155,7 +141,7 @@ func parseRegistriesConf(data []byte) (registriesConf, error) {
 	}
 	seen := make(map[string]bool, len(conf.Registries))
 	for _, r := range conf.Registries {
-		s := r.scope()
+		s := scope(r)
 		if s == "" {
 			return conf, fmt.Errorf("a [[registry]] has neither prefix nor location")
 		}
@@ -179,18 +165,18 @@ func compareRegistriesConf(before, after registriesConf) (added []string, proble
 	for _, s := range is[len(was):] {
 		added = append(added, "appended search registry "+s)
 	}
-	old := make(map[string]registryEntry, len(before.Registries))
+	old := make(map[string]sysregistriesv2.Registry, len(before.Registries))
 	for _, r := range before.Registries {
-		old[r.scope()] = r
+		old[scope(r)] = r
 	}
 	for _, r := range before.Registries {
-		if !slices.ContainsFunc(after.Registries, func(n registryEntry) bool { return n.scope() == r.scope() }) {
-			return nil, fmt.Sprintf("registry %s removed", r.scope())
+		if !slices.ContainsFunc(after.Registries, func(n sysregistriesv2.Registry) bool { return scope(n) == scope(r) }) {
+			return nil, fmt.Sprintf("registry %s removed", scope(r))
 		}
 	}
 	for _, r := range after.Registries {
 		var more []string
-		if o, ok := old[r.scope()]; ok {
+		if o, ok := old[scope(r)]; ok {
 			more, problem = changedRegistry(o, r)
 		} else {
 			more, problem = newRegistry(r, before.Registries)
@@ -203,8 +189,8 @@ func compareRegistriesConf(before, after registriesConf) (added []string, proble
 	return added, ""
 }
 
-func changedRegistry(o, n registryEntry) (added []string, problem string) {
-	s := n.scope()
+func changedRegistry(o, n sysregistriesv2.Registry) (added []string, problem string) {
+	s := scope(n)
 	for _, f := range []struct {
 		name     string
 		old, new any
@@ -218,24 +204,24 @@ func changedRegistry(o, n registryEntry) (added []string, problem string) {
 		}
 	}
 	for _, om := range o.Mirrors {
-		nm, ok := n.mirror(om.Location)
+		nm, ok := mirrorAt(n, om.Location)
 		switch {
 		case !ok:
 			return nil, fmt.Sprintf("mirror %s of registry %s removed", om.Location, s)
 		case om.Insecure != nm.Insecure:
 			return nil, fmt.Sprintf("mirror %s of registry %s: insecure changed from %t to %t", om.Location, s, om.Insecure, nm.Insecure)
-		case o.use(om) == n.use(nm):
-		case n.use(nm) == pullDigestOnly:
+		case use(o, om) == use(n, nm):
+		case use(n, nm) == pullDigestOnly:
 			added = append(added, fmt.Sprintf("restricted mirror %s of %s to digest pulls", om.Location, s))
 		default:
-			return nil, fmt.Sprintf("mirror %s of registry %s is now used for %s instead of %s", om.Location, s, pulls(n.use(nm)), pulls(o.use(om)))
+			return nil, fmt.Sprintf("mirror %s of registry %s is now used for %s instead of %s", om.Location, s, pulls(use(n, nm)), pulls(use(o, om)))
 		}
 	}
 	for _, nm := range n.Mirrors {
-		if _, ok := o.mirror(nm.Location); ok {
+		if _, ok := mirrorAt(o, nm.Location); ok {
 			continue
 		}
-		if u := n.use(nm); u != pullDigestOnly {
+		if u := use(n, nm); u != pullDigestOnly {
 			return nil, fmt.Sprintf("mirror %s added to registry %s is used for %s", nm.Location, s, pulls(u))
 		}
 		added = append(added, fmt.Sprintf("added digest-only mirror %s to %s", nm.Location, s))
@@ -243,8 +229,8 @@ func changedRegistry(o, n registryEntry) (added []string, problem string) {
 	return added, ""
 }
 
-func newRegistry(n registryEntry, existing []registryEntry) (added []string, problem string) {
-	s := n.scope()
+func newRegistry(n sysregistriesv2.Registry, existing []sysregistriesv2.Registry) (added []string, problem string) {
+	s := scope(n)
 	switch {
 	case n.Blocked:
 		return nil, fmt.Sprintf("new registry %s is blocked", s)
@@ -255,13 +241,13 @@ func newRegistry(n registryEntry, existing []registryEntry) (added []string, pro
 		return nil, fmt.Sprintf("new registry %s has no digest-only mirrors", s)
 	}
 	for _, e := range existing {
-		if within(s, e.scope()) {
-			return nil, fmt.Sprintf("new registry %s takes images under %s away from that entry", s, e.scope())
+		if within(s, scope(e)) {
+			return nil, fmt.Sprintf("new registry %s takes images under %s away from that entry", s, scope(e))
 		}
 	}
 	var locations []string
 	for _, m := range n.Mirrors {
-		if u := n.use(m); u != pullDigestOnly {
+		if u := use(n, m); u != pullDigestOnly {
 			return nil, fmt.Sprintf("mirror %s of new registry %s is used for %s", m.Location, s, pulls(u))
 		}
 		locations = append(locations, m.Location)
