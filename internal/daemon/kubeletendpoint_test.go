@@ -1,13 +1,13 @@
 package daemon
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/mco-dev/mco/internal/daemon/runningkubelet/kubelettest"
 )
 
 func TestKubeletHealthz(t *testing.T) {
-	files := map[string]string{
+	files := kubelettest.Files{
 		"/etc/kubernetes/kubelet.conf":   "kind: KubeletConfiguration\nhealthzPort: 10300\n",
 		"/etc/kubelet.d/10-address.conf": "healthzBindAddress: 10.87.0.11\n",
 		"/etc/kubelet.d/20-port.conf":    "healthzPort: 10301\n",
@@ -15,24 +15,6 @@ func TestKubeletHealthz(t *testing.T) {
 		"/etc/off.conf":                  "healthzPort: 0\n",
 		"/etc/wild.conf":                 "healthzBindAddress: 0.0.0.0\n",
 		"/etc/bad.conf":                  "healthzPort: [\n",
-	}
-	read := func(p string) ([]byte, error) {
-		if s, ok := files[p]; ok {
-			return []byte(s), nil
-		}
-		return nil, os.ErrNotExist
-	}
-	list := func(d string) ([]string, error) {
-		var names []string
-		for p := range files {
-			if filepath.Dir(p) == d {
-				names = append(names, filepath.Base(p))
-			}
-		}
-		if names == nil {
-			return nil, os.ErrNotExist
-		}
-		return names, nil
 	}
 	for _, c := range []struct {
 		name string
@@ -51,7 +33,7 @@ func TestKubeletHealthz(t *testing.T) {
 		{"a config that is not YAML", []string{"kubelet", "--config=/etc/bad.conf"}, "", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			url, ok, err := kubeletHealthz(c.args, read, list)
+			url, ok, err := kubeletHealthz(c.args, files.Read, files.List)
 			if (err != nil) != c.err {
 				t.Fatalf("err %v, want error %v", err, c.err)
 			}
@@ -68,27 +50,14 @@ func TestKubeletHealthz(t *testing.T) {
 // The running kubelet is found by its comm among the processes, and its files are read through
 // its own root.
 func TestRunningKubeletHealthz(t *testing.T) {
-	proc := t.TempDir()
-	write := func(p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(proc, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(proc, p), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("1/comm", "systemd\n")
-	write("1/cmdline", "/sbin/init\x00")
-	write("self/comm", "kubelet\n") // not a PID
-	if _, _, found, err := runningKubeletHealthz(proc); found || err != nil {
+	proc := kubelettest.NewProc(t)
+	if _, _, found, err := runningKubeletHealthz(proc.Dir); found || err != nil {
 		t.Fatalf("found a kubelet where none runs: %v", err)
 	}
-	write("42/comm", "kubelet\n")
-	write("42/cmdline", "/usr/bin/kubelet\x00--config=/etc/kubernetes/kubelet.conf\x00--config-dir=/run/kubelet.d\x00")
-	write("42/root/etc/kubernetes/kubelet.conf", "healthzPort: 10248\n")
-	write("42/root/run/kubelet.d/10-node-address.conf", "healthzBindAddress: 10.87.0.12\n")
-	url, ok, found, err := runningKubeletHealthz(proc)
+	proc.Kubelet(42, "/usr/bin/kubelet", "--config=/etc/kubernetes/kubelet.conf", "--config-dir=/run/kubelet.d")
+	proc.Write("42/root/etc/kubernetes/kubelet.conf", "healthzPort: 10248\n")
+	proc.Write("42/root/run/kubelet.d/10-node-address.conf", "healthzBindAddress: 10.87.0.12\n")
+	url, ok, found, err := runningKubeletHealthz(proc.Dir)
 	if err != nil || !found || !ok || url != "http://10.87.0.12:10248/healthz" {
 		t.Errorf("url %q check %v found %v err %v", url, ok, found, err)
 	}

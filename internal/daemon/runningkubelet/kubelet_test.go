@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mco-dev/mco/internal/daemon/runningkubelet/kubelettest"
 	"github.com/mco-dev/mco/internal/kubeletconfig"
 )
 
@@ -23,7 +24,7 @@ func TestFlag(t *testing.T) {
 }
 
 func TestRead(t *testing.T) {
-	files := map[string]string{
+	files := kubelettest.Files{
 		"/var/lib/kubelet/config.yaml":      head + "maxPods: 110\n",
 		"/etc/kubelet.d/10.conf":            head,
 		"/etc/kubelet.d/sub/20.conf":        head,
@@ -31,24 +32,7 @@ func TestRead(t *testing.T) {
 		"/run/kubelet/relative/config.yaml": head,
 		"/run/kubelet/relative/d/x.conf":    head,
 	}
-	read := func(p string) ([]byte, error) {
-		if s, ok := files[p]; ok {
-			return []byte(s), nil
-		}
-		return nil, os.ErrNotExist
-	}
-	list := func(d string) ([]string, error) {
-		var out []string
-		for p := range files {
-			if rel, ok := strings.CutPrefix(p, d+"/"); ok {
-				out = append(out, rel)
-			}
-		}
-		if out == nil {
-			return nil, os.ErrNotExist
-		}
-		return out, nil
-	}
+	read, list := files.Read, files.List
 	k, err := Read([]string{"kubelet", "--config=/var/lib/kubelet/config.yaml", "--config-dir", "/etc/kubelet.d/"}, "/", read, list)
 	if err != nil {
 		t.Fatal(err)
@@ -76,31 +60,18 @@ func TestRead(t *testing.T) {
 // The kubelet is found by its comm among the processes, and its files are read through its own
 // root: an absolute symlink there resolves inside it, and subdirectories are walked.
 func TestFind(t *testing.T) {
-	proc := t.TempDir()
-	write := func(p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(proc, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(proc, p), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("1/comm", "systemd\n")
-	write("1/cmdline", "/sbin/init\x00")
-	write("self/comm", "kubelet\n") // not a PID
-	if _, found, err := Find(proc); found || err != nil {
+	proc := kubelettest.NewProc(t)
+	if _, found, err := Find(proc.Dir); found || err != nil {
 		t.Fatalf("found a kubelet where none runs: %v", err)
 	}
-	write("42/comm", "kubelet\n")
-	write("42/cmdline", "/usr/bin/kubelet\x00--config=/var/lib/kubelet/config.yaml\x00--config-dir=/etc/kubernetes/kubelet.conf.d\x00")
-	write("42/root/var/lib/kubelet/config.yaml", head+"maxPods: 110\n")
-	write("42/root/usr/share/kubelet/host.conf", head+"maxPods: 20\n")
-	write("42/root/etc/kubernetes/kubelet.conf.d/sub/60.conf", head)
-	if err := os.Symlink("/usr/share/kubelet/host.conf", filepath.Join(proc, "42/root/etc/kubernetes/kubelet.conf.d/10-host.conf")); err != nil {
+	proc.Kubelet(42, "/usr/bin/kubelet", "--config=/var/lib/kubelet/config.yaml", "--config-dir=/etc/kubernetes/kubelet.conf.d")
+	proc.Write("42/root/var/lib/kubelet/config.yaml", head+"maxPods: 110\n")
+	proc.Write("42/root/usr/share/kubelet/host.conf", head+"maxPods: 20\n")
+	proc.Write("42/root/etc/kubernetes/kubelet.conf.d/sub/60.conf", head)
+	if err := os.Symlink("/usr/share/kubelet/host.conf", filepath.Join(proc.Dir, "42/root/etc/kubernetes/kubelet.conf.d/10-host.conf")); err != nil {
 		t.Fatal(err)
 	}
-	k, found, err := Find(proc)
+	k, found, err := Find(proc.Dir)
 	if err != nil || !found || k.PID != 42 {
 		t.Fatalf("found %v pid %d: %v", found, k.PID, err)
 	}
