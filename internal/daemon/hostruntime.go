@@ -2,14 +2,14 @@ package daemon
 
 import (
 	"errors"
+	"time"
 
 	"github.com/mco-dev/mco/internal/containerdhosts"
 	"github.com/mco-dev/mco/internal/daemon/hostlayout"
-	"github.com/mco-dev/mco/internal/daemon/noderoot"
 )
 
 // runtime is this node's container runtime, as its kubelet reports it on the Node, with
-// containerd's configuration file when it is containerd.
+// containerd's configuration file when it is containerd (read again only when it changed).
 func (a *Agent) runtime() (hostlayout.Runtime, error) {
 	var rt hostlayout.Runtime
 	switch node := a.kube.node(); {
@@ -19,8 +19,8 @@ func (a *Agent) runtime() (hostlayout.Runtime, error) {
 		rt = hostlayout.RuntimeOf(node.Status.NodeInfo.ContainerRuntimeVersion)
 	}
 	if rt.Name == hostlayout.RuntimeContainerd {
-		data, err := a.root.ReadFile(containerdhosts.ContainerdConfigPath)
-		if err != nil && !noderoot.IsNotExist(err) {
+		data, err := a.s.containerdConfig.read(a.root, containerdhosts.ContainerdConfigPath, time.Now())
+		if err != nil {
 			return rt, err
 		}
 		rt.ContainerdConfig = data

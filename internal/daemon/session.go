@@ -69,6 +69,8 @@ type session struct {
 	etcdIndexRead bool
 	// adoptionRecheckAt is when the next comparison of a host waiting for adoption is due.
 	adoptionRecheckAt time.Time
+	// containerdConfig is containerd's config.toml, read again only when it changed.
+	containerdConfig cachedFile
 }
 
 // bootedSystem is what the OS backend says booted (cached for the process, see session).
