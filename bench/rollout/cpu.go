@@ -105,9 +105,19 @@ func profileAPIServer(ctx context.Context, cfg *rest.Config, seconds int, path s
 
 // profileURL writes the CPU profile a net/http/pprof server at base takes over seconds to path.
 func profileURL(ctx context.Context, base string, seconds int, path string) <-chan error {
+	return fetchProfile(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, seconds), path)
+}
+
+// heapProfile writes the heap profile of a net/http/pprof server at base to path, after a
+// GC, so it shows what is live (`go tool pprof -sample_index=inuse_space -top path`).
+func heapProfile(ctx context.Context, base, path string) error {
+	return <-fetchProfile(ctx, base+"/debug/pprof/heap?gc=1", path)
+}
+
+func fetchProfile(ctx context.Context, url, path string) <-chan error {
 	done := make(chan error, 1)
 	go func() {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, seconds), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			done <- err
 			return

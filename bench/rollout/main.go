@@ -32,6 +32,7 @@ import (
 
 	"github.com/go-logr/logr"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -54,7 +55,7 @@ func main() {
 	maxUnavailable := flag.String("max-unavailable", "10%", "the pool's maxUnavailable")
 	mco := flag.String("mco", filepath.Join(testenv.RepoRoot(), "bin", "mco"), "the mco binary whose controller to run")
 	report := flag.Bool("agent-report", true, "simulated agents also write what real ones do besides the protocol step (state Working, MachineConfigNode status, events); false for figures before 2026-11-27")
-	profile := flag.String("profile", "", "write CPU profiles of kube-apiserver and of the controller over the rollout's first -profile-seconds to PREFIX-apiserver.pprof and PREFIX-controller.pprof")
+	profile := flag.String("profile", "", "write CPU profiles of kube-apiserver and of the controller over the rollout's first -profile-seconds to PREFIX-apiserver.pprof and PREFIX-controller.pprof, and the controller's heap after the rollout to PREFIX-controller-heap.pprof")
 	flag.IntVar(&profileSeconds, "profile-seconds", 5, "length of the -profile")
 	flag.Parse()
 	if err := run(*nodes, intstr.Parse(*maxUnavailable), *mco, *report, *profile); err != nil {
@@ -81,6 +82,11 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 
 	const role = "worker"
 	if err := c.Create(ctx, fileMC("00-bench", role, "v1")); err != nil {
+		return err
+	}
+	// The change is rebootless for real: the cluster's policy for its file is None, so a real
+	// agent would neither drain nor reboot for it, as the simulated one does not.
+	if err := c.Create(ctx, rebootlessPolicy("/etc/"+changeMC)); err != nil {
 		return err
 	}
 	pool := &mcfgv1.MachineConfigPool{
@@ -148,7 +154,7 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 		profiled = append(profiled, profileAPIServer(ctx, env.Config, profileSeconds, profile+"-apiserver.pprof"),
 			profileURL(ctx, pprofURL, profileSeconds, profile+"-controller.pprof"))
 	}
-	if err := c.Create(ctx, fileMC("50-bench-change", role, "v2")); err != nil {
+	if err := c.Create(ctx, fileMC(changeMC, role, "v2")); err != nil {
 		return err
 	}
 	second, err := waitPool(ctx, c, func(p *mcfgv1.MachineConfigPool) bool { return p.Spec.Configuration.Name != initial })
@@ -186,7 +192,10 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 		}
 	}
 	if profile != "" {
-		fmt.Printf("CPU profiles: %s-apiserver.pprof, %s-controller.pprof\n", profile, profile)
+		if err := heapProfile(ctx, pprofURL, profile+"-controller-heap.pprof"); err != nil {
+			return fmt.Errorf("heap profile: %w", err)
+		}
+		fmt.Printf("CPU profiles: %s-apiserver.pprof, %s-controller.pprof; the controller's heap after the rollout: %s-controller-heap.pprof\n", profile, profile, profile)
 	}
 	rss, hwm := memory(controller.Process.Pid)
 	writes := writesAfter - writesBefore
@@ -201,6 +210,22 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 	printReconciles(reconcilesBefore, reconcilesAfter)
 	fmt.Printf("  controller RSS after / peak:    %.1f MiB / %.1f MiB\n", rss, hwm)
 	return nil
+}
+
+// changeMC is the MachineConfig the rollout applies; it writes /etc/<changeMC>.
+const changeMC = "50-bench-change"
+
+// rebootlessPolicy is MachineConfiguration cluster with the disruption policy None for path.
+func rebootlessPolicy(path string) *operatorv1.MachineConfiguration {
+	return &operatorv1.MachineConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: protocol.ClusterMachineConfiguration},
+		Spec: operatorv1.MachineConfigurationSpec{
+			StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
+			NodeDisruptionPolicy: operatorv1.NodeDisruptionPolicyConfig{Files: []operatorv1.NodeDisruptionPolicySpecFile{{
+				Path: path, Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}},
+			}}},
+		},
+	}
 }
 
 func fileMC(name, role, content string) *mcfgv1.MachineConfig {

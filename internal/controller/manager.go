@@ -249,7 +249,8 @@ type servedKinds struct {
 // ClusterOperators and APIServers to the one object each controller reads (machine-config,
 // cluster): caching every Secret or MachineSet of a cluster costs memory and needs
 // cluster-wide RBAC the controller should not have, and an informer on one name lets the RBAC
-// name it.
+// name it. Every cached object is kept without its managedFields, Nodes also without what only
+// the kubelet reads (nodecontroller.NodeCache).
 func cacheOptions(opts Options, kinds servedKinds) cache.Options {
 	namespaces := map[string]cache.Config{}
 	if ud := opts.UserData; ud != nil {
@@ -290,8 +291,10 @@ func cacheOptions(opts Options, kinds servedKinds) cache.Options {
 		obj, by := nodecontroller.PodCache()
 		byObject[obj] = by
 	}
-	if len(byObject) == 0 {
-		return cache.Options{}
-	}
-	return cache.Options{ByObject: byObject}
+	obj, by := nodecontroller.NodeCache()
+	byObject[obj] = by
+	// No controller reads managedFields, and they are a large part of every cached object (one
+	// entry per writer, each listing every field it set); a write from a cached object never
+	// carries them, so the API server keeps what it has.
+	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	machinev1beta1 "github.com/openshift/api/machine/v1beta1"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
@@ -32,5 +35,30 @@ func TestCacheOptionsMachineSets(t *testing.T) {
 	}
 	if got := machineSetNamespaces(cacheOptions(Options{}, servedKinds{machineSets: true})); got != nil {
 		t.Errorf("boot image controller off, but the cache configures MachineSets in %v", got)
+	}
+}
+
+// Every cached object loses its managedFields; a Node also what only its kubelet reads.
+func TestCacheOptionsStripWhatNoControllerReads(t *testing.T) {
+	c := cacheOptions(Options{}, servedKinds{})
+	mcn := &mcfgv1.MachineConfigNode{ObjectMeta: metav1.ObjectMeta{Name: "n", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "machine-config-daemon"}}}}
+	if c.DefaultTransform == nil {
+		t.Fatal("no default transform")
+	}
+	if got, err := c.DefaultTransform(mcn); err != nil || got.(*mcfgv1.MachineConfigNode).ManagedFields != nil {
+		t.Errorf("default transform kept managedFields: %v %v", got, err)
+	}
+	var nodeTransform func(any) (any, error)
+	for obj, by := range c.ByObject {
+		if _, ok := obj.(*corev1.Node); ok {
+			nodeTransform = by.Transform
+		}
+	}
+	if nodeTransform == nil {
+		t.Fatal("Nodes cached without their transform")
+	}
+	n := &corev1.Node{Status: corev1.NodeStatus{Images: []corev1.ContainerImage{{Names: []string{"a"}}}}}
+	if got, err := nodeTransform(n); err != nil || got.(*corev1.Node).Status.Images != nil {
+		t.Errorf("node transform kept status.images: %v %v", got, err)
 	}
 }

@@ -111,9 +111,10 @@ func (m *mcnTraffic) fail(name string, on bool) {
 }
 
 // The writes one update may cost a node's MachineConfigNode: the agent's status writes (update
-// prepared, before the reboot, Done) and the controller's one spec write (the new desired).
+// prepared and drained, before the reboot, Done; without a drain only Done, carrying every
+// step) and the controller's one spec write (the new desired).
 const (
-	maxStatusWritesRebootless = 2
+	maxStatusWritesRebootless = 1
 	maxStatusWritesRebooting  = 3
 	maxSpecWritesPerUpdate    = 1
 )

@@ -16,10 +16,11 @@ import (
 
 // The agent reports its steps in the status of its Node's MachineConfigNode (the controller
 // creates the object). Steps are noted as the agent takes them and written together where the
-// agent stops or waits: when an update is prepared (before it drains or writes anything), when
-// the drain is reported blocked, before a reboot, and when the node is Done or Degraded. An
-// update without a reboot costs two writes, one with a reboot three; a step seen again on a
-// later pass changes nothing and costs none.
+// agent stops or waits: when an update that drains is prepared (before it drains or writes
+// anything), when the drain is reported blocked, before a reboot, and when the node is Done or
+// Degraded. An update without a drain costs one write (its steps all go with Done), one with a
+// drain two, one with a reboot three; a step seen again on a later pass changes nothing and
+// costs none.
 //
 // The annotations stay the control path: a failed write never fails or holds up a sync. The
 // steps are kept and written with a backoff, on the next pass after it.

@@ -116,12 +116,19 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 		a.opts.Log.Info("planned the update", "node", a.opts.NodeName, "from", current, "to", desired,
 			"actions", pl.String(), "drain", pl.NeedsDrain(), "drainReason", pl.DrainReason())
 	}
-	a.publishStep(ctx, machineconfignode.Step{Kind: machineconfignode.Prepared, Current: current, Desired: desired,
-		Actions: pl.String(), Drain: pl.NeedsDrain()})
+	prepared := machineconfignode.Step{Kind: machineconfignode.Prepared, Current: current, Desired: desired,
+		Actions: pl.String(), Drain: pl.NeedsDrain()}
 	if pl.NeedsDrain() {
+		// The update waits here for its drain, and its reboot follows: show it prepared now.
+		a.publishStep(ctx, prepared)
 		if waiting, err := a.awaitDrain(ctx, desired); waiting || err != nil {
 			return err
 		}
+	} else {
+		// Nothing to wait for before Done (or a failure), which is written on this pass or the
+		// next: the step goes with it, with this moment as its time, and the update costs one
+		// status write instead of two (a large rollout's API server spends most on these).
+		a.noteStep(prepared)
 	}
 	// The last moment to give the update up having changed nothing (supersede.go).
 	if superseded, err := a.superseded(ctx, desired); superseded || err != nil {

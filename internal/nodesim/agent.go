@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/mco-dev/mco/internal/machineconfignode"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -44,6 +45,7 @@ type Agent struct {
 	mu       sync.Mutex
 	failures map[string]string
 	statuses map[string]*mcfgv1.MachineConfigNodeStatus
+	held     map[string][]machineconfignode.Step
 	recorder record.EventRecorder
 	reader   client.Reader
 }

@@ -36,9 +36,11 @@ func SetReady(ctx context.Context, c client.Client, n *corev1.Node, ready bool) 
 	if ready {
 		status = corev1.ConditionTrue
 	}
+	// A patch, not an update: a controller labelling the new node meanwhile is no conflict.
+	patch := client.MergeFrom(n.DeepCopy())
 	n.Status.Conditions = []corev1.NodeCondition{{
 		Type: corev1.NodeReady, Status: status, Reason: "Simulated",
 		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
 	}}
-	return c.Status().Update(ctx, n)
+	return c.Status().Patch(ctx, n, patch)
 }

@@ -21,9 +21,10 @@ const ReasonUpdated = "Updated"
 
 // report writes, with Report set, what the real agent writes around a protocol step besides the
 // annotations (internal/daemon nodestatus.go, update.go): its MachineConfigNode's status once
-// the update is prepared (with the state Working) and once it is Done, each a merge patch of
-// the status computed by machineconfignode.Next as the agent computes it, the first after one
-// uncached read; and the Updated event of a rebootless update. A failed write is dropped: the
+// the update is prepared (with the state Working) if it drains, and once it is Done (with the
+// prepared step of an update without a drain), each a merge patch of the status computed by
+// machineconfignode.Next as the agent computes it, the first after one uncached read; and the
+// Updated event of a rebootless update. A failed write is dropped: the
 // agent retries later, off the update's path.
 func (a *Agent) report(ctx context.Context, n *corev1.Node, set map[string]string) {
 	if !a.Report {
@@ -32,18 +33,45 @@ func (a *Agent) report(ctx context.Context, n *corev1.Node, set map[string]strin
 	cur, want := n.Annotations[protocol.CurrentConfigAnnotation], n.Annotations[protocol.DesiredConfigAnnotation]
 	switch {
 	case set[protocol.StateAnnotation] == string(protocol.NodeWorking):
-		a.publish(ctx, n.Name, machineconfignode.Step{Kind: machineconfignode.Prepared, Current: cur, Desired: want, Drain: a.Drain})
+		prepared := machineconfignode.Step{Kind: machineconfignode.Prepared, Current: cur, Desired: want, Drain: a.Drain}
+		if a.Drain {
+			// The agent waits for the drain: it writes the prepared step now.
+			a.publish(ctx, n.Name, prepared)
+		} else {
+			// Nothing to wait for: the step goes with Done (or a failure), in one write.
+			a.holdStep(n.Name, prepared)
+		}
 	case set[protocol.StateAnnotation] == string(protocol.NodeDone) && set[protocol.CurrentConfigAnnotation] != "":
 		// Rebootless: applied and Done in one pass, as the agent writes them.
 		a.recorder.Eventf(n, corev1.EventTypeNormal, ReasonUpdated, "Applied %s without a reboot", want)
-		a.publish(ctx, n.Name, machineconfignode.Step{Kind: machineconfignode.Applied, Current: cur, Desired: want},
-			machineconfignode.Step{Kind: machineconfignode.Done, Current: want, Desired: want})
+		a.publish(ctx, n.Name, append(a.heldSteps(n.Name), machineconfignode.Step{Kind: machineconfignode.Applied, Current: cur, Desired: want},
+			machineconfignode.Step{Kind: machineconfignode.Done, Current: want, Desired: want})...)
 	case set[protocol.StateAnnotation] == string(protocol.NodeDone):
 		// Back from a drained update.
 		a.publish(ctx, n.Name, machineconfignode.Step{Kind: machineconfignode.Done, Current: want, Desired: want})
 	case set[protocol.StateAnnotation] == string(protocol.NodeDegraded):
-		a.publish(ctx, n.Name, machineconfignode.Step{Kind: machineconfignode.Degraded, Current: cur, Desired: want, Message: set[protocol.ReasonAnnotation]})
+		a.publish(ctx, n.Name, append(a.heldSteps(n.Name),
+			machineconfignode.Step{Kind: machineconfignode.Degraded, Current: cur, Desired: want, Message: set[protocol.ReasonAnnotation]})...)
 	}
+}
+
+// holdStep keeps a step to write with the node's next status write.
+func (a *Agent) holdStep(node string, s machineconfignode.Step) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.held == nil {
+		a.held = map[string][]machineconfignode.Step{}
+	}
+	a.held[node] = append(a.held[node], s)
+}
+
+// heldSteps returns and forgets the steps held for the node.
+func (a *Agent) heldSteps(node string) []machineconfignode.Step {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	held := a.held[node]
+	delete(a.held, node)
+	return held
 }
 
 // publish writes the node's MachineConfigNode status after steps, if they change it.

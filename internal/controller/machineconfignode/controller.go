@@ -8,6 +8,7 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,15 +38,27 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller: Nodes whose labels (pool membership) or
 // desiredConfig changed, MachineConfigNodes whose spec changed or that were deleted (put back),
-// and pools whose selector may have moved nodes (every Node again).
+// and pools created, deleted or given another nodeSelector, which may have moved nodes (every
+// Node again).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("machineconfignode").
 		For(&corev1.Node{}, builder.WithPredicates(nodeChange)).
 		Watches(&mcfgv1.MachineConfigNode{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allNodes), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allNodes), builder.WithPredicates(poolMembershipChange)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Complete(r)
+}
+
+// poolMembershipChange passes pools created or deleted and those whose nodeSelector changed:
+// nothing else of a pool decides which pool a node is in (rollout.PrimaryPool). A new target
+// (spec.configuration) bumps the generation too, and would reconcile every node of the cluster
+// for nothing at the start of each rollout.
+var poolMembershipChange = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld.(*mcfgv1.MachineConfigPool), e.ObjectNew.(*mcfgv1.MachineConfigPool)
+		return !equality.Semantic.DeepEqual(o.Spec.NodeSelector, n.Spec.NodeSelector)
+	},
 }
 
 // nodeChange drops Node updates that cannot change its MachineConfigNode: heartbeats, the
@@ -128,7 +141,8 @@ func (r *Reconciler) wanted(ctx context.Context, name string) (want *mcfgv1.Mach
 
 func (r *Reconciler) allNodes(ctx context.Context, _ client.Object) []reconcile.Request {
 	var nodes corev1.NodeList
-	if err := r.Client.List(ctx, &nodes); err != nil {
+	// Read-only, names only: no copy of every Node of the cluster.
+	if err := r.Client.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing nodes for a pool event")
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/changeplan"
 	"github.com/mco-dev/mco/internal/rollout"
 )
 
@@ -54,6 +55,8 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 
 	pending *pendingWrites
+	// plans remembers what moving between two rendered configs does (drainForecast).
+	plans changeplan.Cache
 	// statusWrites paces writes of a pool's status that change only its counts.
 	statusWrites statusWrites
 	// owners remembers which pool each rendered config a node first booted into belongs to.

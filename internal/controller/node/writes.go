@@ -34,7 +34,7 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 	for _, name := range append(slices.Clip(d.Superseded), d.Adopted...) {
 		locked[name] = true
 	}
-	todo, wants := nodeWrites(members, unmanaged, d)
+	todo, wants := nodeWrites(members, unmanaged, d, r.drainForecast(ctx, pool, d.Target))
 
 	var mu sync.Mutex
 	var errs []error
@@ -88,8 +88,9 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 // nodeWrites lists the members (and the adopted unmanaged nodes) whose desiredConfig or
 // UpdateInProgress taint the decision changes, with the fields to write. The nodes to target
 // come first, in the order the decision chose them: a new target also taints every node left
-// waiting, and the first batch should not start only after hundreds of taint writes.
-func nodeWrites(members, unmanaged []*corev1.Node, d rollout.Decision) (todo []*corev1.Node, wants []owned) {
+// waiting, and the first batch should not start only after hundreds of taint writes. mayDrain
+// says whether moving a node to the target may drain it (drainForecast).
+func nodeWrites(members, unmanaged []*corev1.Node, d rollout.Decision, mayDrain func(*corev1.Node) bool) (todo []*corev1.Node, wants []owned) {
 	byName := make(map[string]*corev1.Node, len(members))
 	for _, n := range members {
 		byName[n.Name] = n
@@ -100,7 +101,7 @@ func nodeWrites(members, unmanaged []*corev1.Node, d rollout.Decision) (todo []*
 		}
 	}
 	add := func(n *corev1.Node, want owned) {
-		want.tainted = rollout.WantsTaint(want.desired, d.Target)
+		want.tainted = rollout.WantsTaint(want.desired, d.Target, want.desired != d.Target && mayDrain(n))
 		if want != ownedOf(n) {
 			todo, wants = append(todo, n), append(wants, want)
 		}

@@ -27,7 +27,9 @@ func TestNodeWritesTargetFirst(t *testing.T) {
 		name               string
 		members, unmanaged []*corev1.Node
 		d                  rollout.Decision
-		want               []string
+		// noDrain names the nodes whose move to the target drains nothing.
+		noDrain []string
+		want    []string
 	}{{
 		name:    "new target: the batch, then the taints of the waiting nodes",
 		members: []*corev1.Node{node("a", "v1", false), node("b", "v1", false), node("c", "v1", false), node("d", "v1", false)},
@@ -45,6 +47,18 @@ func TestNodeWritesTargetFirst(t *testing.T) {
 		d:         rollout.Decision{Target: "v2", Next: []string{"new"}, Adopted: []string{"new"}},
 		want:      []string{"new desired=v2", "a taint"},
 	}, {
+		name:    "a move that drains no node taints none, and a taint from an earlier target goes",
+		members: []*corev1.Node{node("a", "v1", true), node("b", "v1", false), node("c", "v1", false)},
+		d:       rollout.Decision{Target: "v2", Next: []string{"b"}},
+		noDrain: []string{"a", "b", "c"},
+		want:    []string{"b desired=v2", "a untaint"},
+	}, {
+		name:    "only the nodes whose move may drain are tainted",
+		members: []*corev1.Node{node("a", "v1", false), node("b", "v1", false), node("c", "v1", false)},
+		d:       rollout.Decision{Target: "v2", Next: []string{"a"}},
+		noDrain: []string{"b"},
+		want:    []string{"a desired=v2", "c taint"},
+	}, {
 		name:    "no target: nothing is tainted or written",
 		members: []*corev1.Node{node("a", "v1", false)},
 		d:       rollout.Decision{},
@@ -52,7 +66,8 @@ func TestNodeWritesTargetFirst(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			todo, wants := nodeWrites(tc.members, tc.unmanaged, tc.d)
+			mayDrain := func(n *corev1.Node) bool { return !slices.Contains(tc.noDrain, n.Name) }
+			todo, wants := nodeWrites(tc.members, tc.unmanaged, tc.d, mayDrain)
 			var got []string
 			for i, n := range todo {
 				switch {
@@ -63,7 +78,7 @@ func TestNodeWritesTargetFirst(t *testing.T) {
 				default:
 					got = append(got, n.Name+" untaint")
 				}
-				if wants[i].tainted != rollout.WantsTaint(wants[i].desired, tc.d.Target) {
+				if wants[i].tainted != rollout.WantsTaint(wants[i].desired, tc.d.Target, mayDrain(n)) {
 					t.Errorf("%s: tainted=%v with desired %q and target %q", n.Name, wants[i].tainted, wants[i].desired, tc.d.Target)
 				}
 			}

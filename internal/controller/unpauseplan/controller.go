@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -32,7 +31,7 @@ const (
 type Reconciler struct {
 	Client client.Client
 
-	plans *planCache
+	plans changeplan.Cache
 }
 
 // Reconcile plans the paused pool's pending update and writes the condition if it changed.
@@ -102,7 +101,7 @@ func (r *Reconciler) nodesBehind(ctx context.Context, pool *mcfgv1.MachineConfig
 // or not yet in the cache: its create event requeues the pool) or does not parse is that
 // group's error in the message, not a failed reconcile; a failed read is.
 func (r *Reconciler) plan(ctx context.Context, pool *mcfgv1.MachineConfigPool, behind map[string]int) ([]changeplan.Group, error) {
-	policies, policyKey, err := r.policies(ctx)
+	policies, err := changeplan.ClusterPolicies(ctx, r.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +126,7 @@ func (r *Reconciler) plan(ctx context.Context, pool *mcfgv1.MachineConfigPool, b
 		case targetErr != nil:
 			g.Err = fmt.Sprintf("target rendered config %s not found", pool.Spec.Configuration.Name)
 		default:
-			g.Plan, err = r.plans.between(pool.Name, current, target, policies, policyKey)
+			g.Plan, err = r.plans.Between(pool.Name, current, target, policies)
 			if err != nil {
 				g.Err = err.Error()
 			}
@@ -167,10 +166,3 @@ func (r *Reconciler) write(ctx context.Context, pool *mcfgv1.MachineConfigPool, 
 	return reconcile.Result{}, nil
 }
 
-// policyKey identifies the NodeDisruptionPolicy a plan was made under.
-func policyKey(mc metav1.Object) string {
-	if mc == nil {
-		return "defaults"
-	}
-	return strings.Join([]string{string(mc.GetUID()), fmt.Sprint(mc.GetGeneration())}, "/")
-}

@@ -25,7 +25,6 @@ import (
 // labels or current config change, a node comes or goes, a rendered config is created or
 // deleted, or MachineConfiguration cluster's spec changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.plans = newPlanCache()
 	toPools := handler.EnqueueRequestsFromMapFunc(r.concernedPools)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("unpauseplan").
