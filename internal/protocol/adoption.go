@@ -29,7 +29,9 @@ const (
 	// Plan): the files it would write with what differs, the units, the disruption.
 	AdoptionPlanAnnotation = prefix + "adoption-plan"
 	// AdoptAnnotation (admin) set to AdoptApproved on a Node or a MachineConfigPool lets the
-	// node controller update a node waiting for adoption (every node of the pool).
+	// node controller update a node waiting for adoption (every node of the pool). The node
+	// controller removes a Node's once the node is Done, so that it does not approve a later
+	// adoption (after `mco daemon revert`) in advance; a pool's stays.
 	AdoptAnnotation = prefix + "adopt"
 )
 

@@ -19,10 +19,14 @@ import (
 // reported what adopting would do and the admin approved, point the node at the target like
 // any other node of the pool, within maxUnavailable.
 
-// Offer is an adoption-target annotation to write: Target "" removes it.
+// Offer is a write of the adoption annotations the node controller keeps on a node: its
+// adoption-target (Target "" removes it) and, with SpentApproval, the removal of the admin's
+// adopt=true.
 type Offer struct {
 	Node   string
 	Target string
+	// SpentApproval: the node's adoption is over (see approvalSpent), so its approval goes.
+	SpentApproval bool
 }
 
 // Awaiting is a node whose agent reported that adopting it into the pool's target changes the
@@ -64,14 +68,23 @@ func wantedOffer(n *corev1.Node, target string) string {
 	return target
 }
 
-// offers lists the adoption-target writes that make every node of the pool carry its wanted
-// offer. Offers use no capacity: nothing on the host changes until the node is given
+// approvalSpent: the node carries adopt=true and runs the config it was given (Done), so any
+// adoption the approval was for is over. Left in place, it would approve the node's next
+// adoption (after `mco daemon revert` returns the host to its own files) before its agent
+// published what that one writes. Until Done (updating, or failing) the node keeps it.
+func approvalSpent(n *corev1.Node) bool {
+	return n.Annotations[protocol.AdoptAnnotation] == protocol.AdoptApproved && Done(n)
+}
+
+// offers lists the writes that make every node of the pool carry its wanted offer and no
+// spent approval. Offers use no capacity: nothing on the host changes until the node is given
 // desiredConfig.
 func offers(nodes []*corev1.Node, target string) []Offer {
 	var out []Offer
 	for _, n := range nodes {
-		if want := wantedOffer(n, target); n.Annotations[protocol.AdoptionTargetAnnotation] != want {
-			out = append(out, Offer{Node: n.Name, Target: want})
+		want, spent := wantedOffer(n, target), approvalSpent(n)
+		if n.Annotations[protocol.AdoptionTargetAnnotation] != want || spent {
+			out = append(out, Offer{Node: n.Name, Target: want, SpentApproval: spent})
 		}
 	}
 	return out

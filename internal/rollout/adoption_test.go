@@ -88,12 +88,19 @@ func TestAdoptionOffers(t *testing.T) {
 		unmanaged []*corev1.Node
 		want      []Offer
 	}{
-		{"an unmanaged node is offered the target", "r2", nil, []*corev1.Node{stranger("s")}, []Offer{{"s", "r2"}}},
-		{"a newer target replaces the offer", "r2", nil, []*corev1.Node{stranger("s", offered("r1"))}, []Offer{{"s", "r2"}}},
+		{"an unmanaged node is offered the target", "r2", nil, []*corev1.Node{stranger("s")}, []Offer{{Node: "s", Target: "r2"}}},
+		{"a newer target replaces the offer", "r2", nil, []*corev1.Node{stranger("s", offered("r1"))}, []Offer{{Node: "s", Target: "r2"}}},
 		{"an offer in place is not written again", "r2", nil, []*corev1.Node{stranger("s", offered("r2"))}, nil},
-		{"a managed node's offer is removed", "r2", []*corev1.Node{node("m", "r2", offered("r2"))}, nil, []Offer{{"m", ""}}},
+		{"a managed node's offer is removed", "r2", []*corev1.Node{node("m", "r2", offered("r2"))}, nil, []Offer{{Node: "m", Target: ""}}},
 		{"a managed node without one is left alone", "r2", []*corev1.Node{node("m", "r1")}, nil, nil},
-		{"no target: nothing to offer, an old offer goes", "", nil, []*corev1.Node{stranger("s", offered("r1")), stranger("t")}, []Offer{{"s", ""}}},
+		{"no target: nothing to offer, an old offer goes", "", nil, []*corev1.Node{stranger("s", offered("r1")), stranger("t")}, []Offer{{Node: "s", Target: ""}}},
+		{"an adopted node, Done, loses its approval", "r2", []*corev1.Node{node("m", "r2", approved)}, nil, []Offer{{Node: "m", SpentApproval: true}}},
+		{"and its offer with it", "r2", []*corev1.Node{node("m", "r2", offered("r2"), approved)}, nil, []Offer{{Node: "m", SpentApproval: true}}},
+		{"Done at an older target, it loses it too", "r2", []*corev1.Node{node("m", "r1", approved)}, nil, []Offer{{Node: "m", SpentApproval: true}}},
+		{"a node being adopted keeps its approval", "r2", []*corev1.Node{stranger("a", desiring("r2"), approved, inState(protocol.NodeWorking, ""))}, nil, nil},
+		{"a node whose adoption failed keeps it", "r2", []*corev1.Node{stranger("a", desiring("r2"), approved, inState(protocol.NodeDegraded, "writing /etc/chrony.conf"))}, nil, nil},
+		{"a waiting node keeps it", "r2", nil, []*corev1.Node{stranger("s", pendingFor("r2"), approved)}, nil},
+		{"a value that never approved is not touched", "r2", []*corev1.Node{node("m", "r2", func(n *corev1.Node) { n.Annotations[protocol.AdoptAnnotation] = "yes" })}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Decide(Input{Pool: pool("worker", tc.target), Nodes: tc.nodes, Unmanaged: tc.unmanaged})
@@ -105,7 +112,7 @@ func TestAdoptionOffers(t *testing.T) {
 	t.Run("offers are made while paused and use no capacity", func(t *testing.T) {
 		d := Decide(Input{Pool: pool("worker", "r2", paused), Nodes: []*corev1.Node{node("m", "r1", desiring("r2"), inState(protocol.NodeWorking, ""))},
 			Unmanaged: []*corev1.Node{stranger("s")}})
-		if !slices.Equal(d.Offers, []Offer{{"s", "r2"}}) || len(d.Next) != 0 {
+		if !slices.Equal(d.Offers, []Offer{{Node: "s", Target: "r2"}}) || len(d.Next) != 0 {
 			t.Errorf("Offers %v Next %v; want s offered r2 and nothing started", d.Offers, d.Next)
 		}
 	})

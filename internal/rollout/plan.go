@@ -52,7 +52,8 @@ type Decision struct {
 	// approval withdrawn meanwhile holds.
 	Adopted []string
 	// Offers are the adoption-target annotations to write (Target "" removes one): every
-	// unmanaged node of the pool is offered the target; a managed node carries no offer.
+	// unmanaged node of the pool is offered the target; a managed node carries no offer, nor,
+	// once Done, the admin's adopt=true.
 	Offers []Offer
 	// AwaitingAdoption are the unmanaged nodes whose agent reported that adopting them into
 	// Target changes their host (NodesAwaitingAdoption), approved or not.

@@ -24,10 +24,11 @@ const (
 	ReasonAdoptionStarted = "AdoptionStarted"
 )
 
-// writeOffers writes the adoption-target annotations the decision asks for. Each write holds
-// only if the node has not changed since it was read: an agent seeding a node mco booted
-// (currentConfig) wins over an offer made from a stale cache, and the node's update event
-// brings the pool back with what the node is now. So a conflict is no error.
+// writeOffers writes the adoption-target annotations the decision asks for, and removes spent
+// approvals. Each write holds only if the node has not changed since it was read: an agent
+// seeding a node mco booted (currentConfig) wins over an offer made from a stale cache, an
+// approval the admin set again meanwhile stays, and the node's update event brings the pool
+// back with what the node is now. So a conflict is no error.
 func (r *Reconciler) writeOffers(ctx context.Context, offers []rollout.Offer, nodes []*corev1.Node) error {
 	byName := make(map[string]*corev1.Node, len(nodes))
 	for _, n := range nodes {
@@ -39,29 +40,33 @@ func (r *Reconciler) writeOffers(ctx context.Context, offers []rollout.Offer, no
 		if n == nil {
 			continue
 		}
-		if err := r.writeOffer(ctx, n, o.Target); err != nil {
+		if err := r.writeOffer(ctx, n, o); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// writeOffer sets (target "" removes) one node's adoption-target.
-func (r *Reconciler) writeOffer(ctx context.Context, n *corev1.Node, target string) error {
+// writeOffer sets (Target "" removes) one node's adoption-target, and removes its adopt
+// approval when spent.
+func (r *Reconciler) writeOffer(ctx context.Context, n *corev1.Node, o rollout.Offer) error {
 	patched := n.DeepCopy()
 	if patched.Annotations == nil {
 		patched.Annotations = map[string]string{}
 	}
-	if target == "" {
+	if o.Target == "" {
 		delete(patched.Annotations, protocol.AdoptionTargetAnnotation)
 	} else {
-		patched.Annotations[protocol.AdoptionTargetAnnotation] = target
+		patched.Annotations[protocol.AdoptionTargetAnnotation] = o.Target
+	}
+	if o.SpentApproval {
+		delete(patched.Annotations, protocol.AdoptAnnotation)
 	}
 	err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(n, client.MergeFromWithOptimisticLock{}))
 	if err == nil || apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		return nil
 	}
-	return fmt.Errorf("node %s: adoption-target: %w", n.Name, err)
+	return fmt.Errorf("node %s: adoption annotations: %w", n.Name, err)
 }
 
 // withdrawStrayOffers removes the adoption-target of nodes no pool manages any more (their
@@ -72,7 +77,7 @@ func (r *Reconciler) withdrawStrayOffers(ctx context.Context, pools []*mcfgv1.Ma
 	var errs []error
 	for _, n := range nodes {
 		if rollout.StrayOffer(n, parsed) {
-			if err := r.writeOffer(ctx, n, ""); err != nil {
+			if err := r.writeOffer(ctx, n, rollout.Offer{Node: n.Name}); err != nil {
 				errs = append(errs, err)
 			}
 		}

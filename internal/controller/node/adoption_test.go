@@ -133,9 +133,24 @@ func TestAdoptionNeedsApproval(t *testing.T) {
 	waitPool(t, ctx, role, "the node counted, unavailable", 20*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
 		return p.Status.MachineCount == 1 && p.Status.UnavailableMachineCount == 1 && !poolcondition.IsTrue(&p.Status, poolcondition.NodesAwaitingAdoption)
 	})
+	if got := getNode(t, ctx, "adopt-a").Annotations[protocol.AdoptAnnotation]; got != protocol.AdoptApproved {
+		t.Errorf("the approval of a node still being adopted is %q, want it kept", got)
+	}
 	reportAdopted(t, ctx, "adopt-a", cfg)
 	waitPool(t, ctx, role, "Updated with the adopted node", 20*time.Second, updatedTo(cfg, 1))
 	waitNode(t, ctx, "adopt-a", "the offer removed", func(n *corev1.Node) bool { _, ok := n.Annotations[protocol.AdoptionTargetAnnotation]; return !ok })
+	t.Log("adopted, its approval is spent: a later adoption (after mco daemon revert) is approved anew")
+	waitNode(t, ctx, "adopt-a", "the approval removed", func(n *corev1.Node) bool { _, ok := n.Annotations[protocol.AdoptAnnotation]; return !ok })
+	annotateNode(t, ctx, "adopt-a", map[string]string{protocol.CurrentConfigAnnotation: "", protocol.DesiredConfigAnnotation: "", protocol.StateAnnotation: ""})
+	waitNode(t, ctx, "adopt-a", "the offer again after the revert", func(n *corev1.Node) bool { return n.Annotations[protocol.AdoptionTargetAnnotation] == cfg })
+	reportPending(t, ctx, "adopt-a", cfg)
+	waitPool(t, ctx, role, "adopt-a waiting for approval again", 20*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
+		c := poolcondition.Get(&p.Status, poolcondition.NodesAwaitingAdoption)
+		return c != nil && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, "Node adopt-a: adopting")
+	})
+	if got := getNode(t, ctx, "adopt-a").Annotations[protocol.DesiredConfigAnnotation]; got != "" {
+		t.Errorf("re-adopted into %s on the first adoption's approval", got)
+	}
 	if got := getNode(t, ctx, "adopt-b").Annotations[protocol.DesiredConfigAnnotation]; got != "" {
 		t.Errorf("adopt-b, which never reported, was given %s", got)
 	}
