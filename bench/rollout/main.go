@@ -221,9 +221,13 @@ func rebootlessPolicy(path string) *operatorv1.MachineConfiguration {
 		ObjectMeta: metav1.ObjectMeta{Name: protocol.ClusterMachineConfiguration},
 		Spec: operatorv1.MachineConfigurationSpec{
 			StaticPodOperatorSpec: operatorv1.StaticPodOperatorSpec{OperatorSpec: operatorv1.OperatorSpec{ManagementState: operatorv1.Managed}},
-			NodeDisruptionPolicy: operatorv1.NodeDisruptionPolicyConfig{Files: []operatorv1.NodeDisruptionPolicySpecFile{{
-				Path: path, Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}},
-			}}},
+			NodeDisruptionPolicy: operatorv1.NodeDisruptionPolicyConfig{
+				Files: []operatorv1.NodeDisruptionPolicySpecFile{{
+					Path: path, Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}},
+				}},
+				// The schema wants the SSH key policy whenever the object names one; this is the default.
+				SSHKey: operatorv1.NodeDisruptionPolicySpecSSHKey{Actions: []operatorv1.NodeDisruptionPolicySpecAction{{Type: operatorv1.NoneSpecAction}}},
+			},
 		},
 	}
 }
