@@ -86,12 +86,16 @@ func (r *Reconciler) withdrawStrayOffers(ctx context.Context, pools []*mcfgv1.Ma
 }
 
 // reportAdoptions emits AdoptionPending once per node and target when a node starts waiting
-// for the admin, and AdoptionStarted for each node whose adoption was written.
+// for the admin, and AdoptionStarted for each node whose adoption was written. A node already
+// waiting when this process first decides its pool (the controller restarted) started
+// waiting before: its agent reported that with its own AdoptionPending event, and an earlier
+// controller with this one, so it is taken as reported.
 func (r *Reconciler) reportAdoptions(pool *mcfgv1.MachineConfigPool, unmanaged []*corev1.Node, d rollout.Decision, started []string) {
 	byName := make(map[string]*corev1.Node, len(unmanaged))
 	for _, n := range unmanaged {
 		byName[n.Name] = n
 	}
+	baseline := r.firstAdoptionLook(pool.Name)
 	waiting := map[string]bool{}
 	for _, a := range d.AwaitingAdoption {
 		n := byName[a.Node]
@@ -104,7 +108,11 @@ func (r *Reconciler) reportAdoptions(pool *mcfgv1.MachineConfigPool, unmanaged [
 		if a.Refused {
 			message = fmt.Sprintf("The node %s; the config or the host must change", a.Plan.Summary())
 		}
-		r.eventOnce(n, "adoption/"+a.Node, corev1.EventTypeNormal, ReasonAdoptionPending, message)
+		if baseline {
+			r.markReported("adoption/"+a.Node, message)
+		} else {
+			r.eventOnce(n, "adoption/"+a.Node, corev1.EventTypeNormal, ReasonAdoptionPending, message)
+		}
 	}
 	for _, n := range unmanaged {
 		if !waiting[n.Name] {
@@ -123,6 +131,28 @@ func (r *Reconciler) reportAdoptions(pool *mcfgv1.MachineConfigPool, unmanaged [
 		}
 		r.Recorder.Eventf(n, corev1.EventTypeNormal, ReasonAdoptionStarted, "Adoption approved; the node is updated to %s as planned%s", d.Target, summary)
 	}
+}
+
+// firstAdoptionLook reports whether this is the first time this process reports the
+// adoptions of pool, and notes that it is not any more.
+func (r *Reconciler) firstAdoptionLook(pool string) bool {
+	r.reportedMu.Lock()
+	defer r.reportedMu.Unlock()
+	if r.adoptionBaselines[pool] {
+		return false
+	}
+	if r.adoptionBaselines == nil {
+		r.adoptionBaselines = map[string]bool{}
+	}
+	r.adoptionBaselines[pool] = true
+	return true
+}
+
+// markReported records message as emitted for key (see eventOnce) without emitting it.
+func (r *Reconciler) markReported(key, message string) {
+	r.reportedMu.Lock()
+	r.reported[key] = message
+	r.reportedMu.Unlock()
 }
 
 // adoptApprovalChanged passes pool updates that approve or withdraw the approval of its nodes'

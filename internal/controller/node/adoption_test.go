@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,12 +10,14 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/mco-dev/mco/internal/adoption"
 	"github.com/mco-dev/mco/internal/nodesim"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 
@@ -201,4 +204,69 @@ func TestAdoptionApprovedOnPoolWithinMaxUnavailable(t *testing.T) {
 	waitNode(t, ctx, second, "desiredConfig after the first is Done", desiredIs(cfg))
 	reportAdopted(t, ctx, second, cfg)
 	waitPool(t, ctx, role, "Updated with both", 20*time.Second, updatedTo(cfg, 2))
+}
+
+// TestAdoptionPendingOnceAcrossRestarts: a restarted controller (a new Reconciler) does not
+// report again the nodes that were waiting when it first decided their pool; a node that
+// starts waiting later is reported, once, and so is a node that waits again after its wait
+// ended.
+func TestAdoptionPendingOnceAcrossRestarts(t *testing.T) {
+	const target = "rendered-worker-1"
+	pool := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker"}}
+	pool.Spec.Configuration.Name = target
+	plan, err := adoption.Encode(adoption.Plan{Target: target, Files: []adoption.FileChange{{Path: "/etc/chrony.conf", Change: adoption.ChangeContent}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger := func(name string, waiting bool) *corev1.Node {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{protocol.AdoptionTargetAnnotation: target}}}
+		if waiting {
+			n.Annotations[protocol.AdoptionAnnotation] = protocol.AdoptionPending
+			n.Annotations[protocol.AdoptionPlanAnnotation] = plan
+		}
+		return n
+	}
+	var r *Reconciler
+	var events *record.FakeRecorder
+	restart := func() {
+		events = record.NewFakeRecorder(10)
+		r = &Reconciler{Recorder: events, reported: map[string]string{}}
+	}
+	// decide reports one decision of the pool over nodes, and says which nodes it reported
+	// waiting.
+	decide := func(nodes ...*corev1.Node) []string {
+		r.reportAdoptions(pool, nodes, rollout.Decide(rollout.Input{Pool: pool, Unmanaged: nodes, Now: metav1.Now()}), nil)
+		var reported []string
+		for len(events.Events) > 0 {
+			e := <-events.Events
+			for _, n := range nodes {
+				if strings.Contains(e, ReasonAdoptionPending) && strings.Contains(e, "mco adopt "+n.Name+"`") {
+					reported = append(reported, n.Name)
+				}
+			}
+		}
+		return reported
+	}
+	for _, step := range []struct {
+		what    string
+		restart bool
+		nodes   []*corev1.Node
+		want    []string
+	}{
+		{"a offered, not waiting yet", false, []*corev1.Node{stranger("a", false)}, nil},
+		{"a starts waiting", false, []*corev1.Node{stranger("a", true)}, []string{"a"}},
+		{"a still waiting", false, []*corev1.Node{stranger("a", true)}, nil},
+		{"the controller restarted: a was waiting already", true, []*corev1.Node{stranger("a", true), stranger("b", false)}, nil},
+		{"b starts waiting after the restart", false, []*corev1.Node{stranger("a", true), stranger("b", true)}, []string{"b"}},
+		{"both still waiting", false, []*corev1.Node{stranger("a", true), stranger("b", true)}, nil},
+		{"a's wait ends (its host was changed to match)", false, []*corev1.Node{stranger("a", false), stranger("b", true)}, nil},
+		{"a waits again", false, []*corev1.Node{stranger("a", true), stranger("b", true)}, []string{"a"}},
+	} {
+		if r == nil || step.restart {
+			restart()
+		}
+		if got := decide(step.nodes...); !slices.Equal(got, step.want) {
+			t.Errorf("%s: reported %v waiting, want %v", step.what, got, step.want)
+		}
+	}
 }
