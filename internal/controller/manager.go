@@ -293,6 +293,8 @@ func cacheOptions(opts Options, kinds servedKinds) cache.Options {
 	}
 	obj, by := nodecontroller.NodeCache()
 	byObject[obj] = by
+	obj, by = machineconfignodecontroller.CacheByObject()
+	byObject[obj] = by
 	// No controller reads managedFields, and they are a large part of every cached object (one
 	// entry per writer, each listing every field it set); a write from a cached object never
 	// carries them, so the API server keeps what it has.

@@ -1,0 +1,25 @@
+package machineconfignode
+
+import (
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CacheByObject keeps MachineConfigNodes in the manager's cache without their status: the agent
+// writes it (every condition, in each write) and no controller reads it; this one writes the
+// spec by merge patches computed from the cached object, which therefore never carry the
+// status. At 5,000 nodes the statuses were most of the cached MachineConfigNodes.
+func CacheByObject() (client.Object, cache.ByObject) {
+	return &mcfgv1.MachineConfigNode{}, cache.ByObject{Transform: stripStatus}
+}
+
+func stripStatus(obj any) (any, error) {
+	m, ok := obj.(*mcfgv1.MachineConfigNode)
+	if !ok {
+		return obj, nil
+	}
+	m.ManagedFields = nil
+	m.Status = mcfgv1.MachineConfigNodeStatus{}
+	return m, nil
+}
