@@ -35,7 +35,7 @@ type serverFlags struct {
 	bindAddress                                            string
 	securePort, insecurePort                               int
 	certFile, keyFile, metricsAddress                      string
-	logFormat                                              string
+	logFormat, memoryLimit                                 string
 	rateLimit                                              float64
 	rateLimitBurst, maxConnections, maxHeaderBytes         int
 }
@@ -107,6 +107,7 @@ over it the answer is 503 with Retry-After, which Ignition retries. Connections 
 	fl.IntVar(&f.rateLimitBurst, "rate-limit-burst", server.DefaultRateLimitBurst, "requests one client address may make to /config/ at once before --rate-limit applies")
 	fl.IntVar(&f.maxConnections, "max-connections", server.DefaultMaxConnections, "open connections per listener (HTTPS and HTTP each); more wait in the accept queue")
 	fl.IntVar(&f.maxHeaderBytes, "max-header-bytes", server.DefaultMaxHeaderBytes, "largest request header accepted; larger gets 431")
+	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft memory limit of the Go runtime (the collector works harder near it; it is not a hard cap): a quantity such as 64Mi, none, or auto: $GOMEMLIMIT if set, else 16Mi plus 40Ki per --max-connections (55Mi at 1,000)")
 	return cmd
 }
 
@@ -120,6 +121,11 @@ func runServer(ctx context.Context, f serverFlags) error {
 	source, err := serverSource(f, log)
 	if err != nil {
 		return err
+	}
+	if limit, apply, err := server.MemoryLimit(f.memoryLimit, f.maxConnections); err != nil {
+		return err
+	} else if apply {
+		server.ApplyMemoryLimit(limit)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
