@@ -27,7 +27,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -51,14 +50,15 @@ import (
 
 func main() {
 	ctrl.SetLogger(logr.Discard())
-	nodes := flag.Int("nodes", 1000, "simulated nodes in the pool")
+	nodes := flag.Int("nodes", 1000, "simulated nodes, spread over the pools")
+	pools := flag.Int("pools", 1, "pools the nodes are spread over: 1 is the worker pool; more are custom pools bench-0 ... taking worker's MachineConfigs, all rolled out by one change")
 	maxUnavailable := flag.String("max-unavailable", "10%", "the pool's maxUnavailable")
 	mco := flag.String("mco", filepath.Join(testenv.RepoRoot(), "bin", "mco"), "the mco binary whose controller to run")
 	report := flag.Bool("agent-report", true, "simulated agents also write what real ones do besides the protocol step (state Working, MachineConfigNode status, events); false for figures before 2026-11-27")
 	profile := flag.String("profile", "", "write CPU profiles of kube-apiserver and of the controller over the rollout's first -profile-seconds to PREFIX-apiserver.pprof and PREFIX-controller.pprof, and the controller's heap after the rollout to PREFIX-controller-heap.pprof")
 	flag.IntVar(&profileSeconds, "profile-seconds", 5, "length of the -profile")
 	flag.Parse()
-	if err := run(*nodes, intstr.Parse(*maxUnavailable), *mco, *report, *profile); err != nil {
+	if err := run(*nodes, *pools, intstr.Parse(*maxUnavailable), *mco, *report, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-rollout:", err)
 		os.Exit(1)
 	}
@@ -66,7 +66,7 @@ func main() {
 
 var profileSeconds int
 
-func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bool, profile string) error {
+func run(nodeCount, poolCount int, maxUnavailable intstr.IntOrString, mco string, report bool, profile string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	env, err := testenv.Start()
@@ -80,7 +80,7 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 		return err
 	}
 
-	const role = "worker"
+	const role = protocol.WorkerPool
 	if err := c.Create(ctx, fileMC("00-bench", role, "v1")); err != nil {
 		return err
 	}
@@ -89,15 +89,8 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 	if err := c.Create(ctx, rebootlessPolicy("/etc/"+changeMC)); err != nil {
 		return err
 	}
-	pool := &mcfgv1.MachineConfigPool{
-		ObjectMeta: metav1.ObjectMeta{Name: protocol.WorkerPool},
-		Spec: mcfgv1.MachineConfigPoolSpec{
-			MachineConfigSelector: &metav1.LabelSelector{MatchLabels: map[string]string{protocol.RoleLabel: role}},
-			NodeSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{protocol.WorkerRoleLabel: ""}},
-			MaxUnavailable:        &maxUnavailable,
-		},
-	}
-	if err := c.Create(ctx, pool); err != nil {
+	pools := benchPools(poolCount, nodeCount)
+	if err := createPools(ctx, c, pools, maxUnavailable); err != nil {
 		return err
 	}
 
@@ -116,21 +109,23 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 	}
 	defer func() { _ = controller.Process.Kill(); _, _ = controller.Process.Wait() }()
 
-	first, err := waitPool(ctx, c, func(p *mcfgv1.MachineConfigPool) bool { return p.Spec.Configuration.Name != "" })
-	if err != nil {
-		return fmt.Errorf("first render: %w", err)
+	for _, bp := range pools {
+		first, err := waitPool(ctx, c, bp.name, func(p *mcfgv1.MachineConfigPool) bool { return p.Spec.Configuration.Name != "" })
+		if err != nil {
+			return fmt.Errorf("first render of pool %s: %w", bp.name, err)
+		}
+		bp.initial = first.Spec.Configuration.Name
 	}
-	initial := first.Spec.Configuration.Name
 	start := time.Now()
-	if err := createNodes(ctx, c, nodeCount, initial); err != nil {
+	if err := createNodes(ctx, c, pools); err != nil {
 		return err
 	}
-	fmt.Printf("created %d nodes on %s in %v\n", nodeCount, initial, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("created %d nodes in %d pool(s) (%s: %s, ...) in %v\n", nodeCount, len(pools), pools[0].name, pools[0].initial, time.Since(start).Round(time.Millisecond))
 	changes := &nodeChanges{counts: writeKinds{}}
 	if err := startAgent(ctx, own.wrap(env.Config), changes, report); err != nil {
 		return err
 	}
-	if _, err := waitPool(ctx, c, updated(initial, nodeCount)); err != nil {
+	if err := waitPools(ctx, c, pools, func(bp *benchPool) func(*mcfgv1.MachineConfigPool) bool { return updated(bp.initial, bp.nodes) }); err != nil {
 		return fmt.Errorf("initial Updated: %w", err)
 	}
 
@@ -157,12 +152,15 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 	if err := c.Create(ctx, fileMC(changeMC, role, "v2")); err != nil {
 		return err
 	}
-	second, err := waitPool(ctx, c, func(p *mcfgv1.MachineConfigPool) bool { return p.Spec.Configuration.Name != initial })
-	if err != nil {
-		return fmt.Errorf("second render: %w", err)
+	for _, bp := range pools {
+		second, err := waitPool(ctx, c, bp.name, func(p *mcfgv1.MachineConfigPool) bool { return p.Spec.Configuration.Name != bp.initial })
+		if err != nil {
+			return fmt.Errorf("second render of pool %s: %w", bp.name, err)
+		}
+		bp.target = second.Spec.Configuration.Name
 	}
 	targetSeen, cpuBefore := time.Now(), readCPU()
-	if _, err := waitPool(ctx, c, updated(second.Spec.Configuration.Name, nodeCount)); err != nil {
+	if err := waitPools(ctx, c, pools, func(bp *benchPool) func(*mcfgv1.MachineConfigPool) bool { return updated(bp.target, bp.nodes) }); err != nil {
 		return fmt.Errorf("rollout: %w", err)
 	}
 	elapsed, cpuAfter := time.Since(targetSeen), readCPU()
@@ -170,7 +168,11 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 	if err != nil {
 		return err
 	}
-	if err := waitMachineConfigNodes(ctx, c, second.Spec.Configuration.Name, nodeCount); err != nil {
+	targets := map[string]bool{}
+	for _, bp := range pools {
+		targets[bp.target] = true
+	}
+	if err := waitMachineConfigNodes(ctx, c, targets, nodeCount); err != nil {
 		return fmt.Errorf("MachineConfigNodes: %w", err)
 	}
 	mcnsCurrent := time.Since(targetSeen)
@@ -200,8 +202,8 @@ func run(nodeCount int, maxUnavailable intstr.IntOrString, mco string, report bo
 	rss, hwm := memory(controller.Process.Pid)
 	writes := writesAfter - writesBefore
 	perNode := func(n int) float64 { return float64(n) / float64(nodeCount) }
-	fmt.Printf("rollout of %d nodes, maxUnavailable %s, rebootless, instant agent (reporting as the real one: %v)\n", nodeCount, maxUnavailable.String(), report)
-	fmt.Printf("  new target -> pool Updated:     %v\n", elapsed.Round(time.Millisecond))
+	fmt.Printf("rollout of %d nodes in %d pool(s), maxUnavailable %s, rebootless, instant agent (reporting as the real one: %v)\n", nodeCount, len(pools), maxUnavailable.String(), report)
+	fmt.Printf("  new target -> pools Updated:    %v\n", elapsed.Round(time.Millisecond))
 	cpuAfter.print(cpuBefore, elapsed)
 	fmt.Printf("  new target -> MCNs current:     %v\n", mcnsCurrent.Round(time.Millisecond))
 	fmt.Printf("  controller writes:              %d (%.2f per node update; %.2f by the time the pool was Updated)\n",
@@ -240,26 +242,6 @@ func fileMC(name, role, content string) *mcfgv1.MachineConfig {
 	}
 }
 
-func createNodes(ctx context.Context, c client.Client, n int, config string) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	sem := make(chan struct{}, 16)
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			name := fmt.Sprintf("bench-%04d", i)
-			if _, err := nodesim.CreateNode(ctx, c, name, config, map[string]string{protocol.WorkerRoleLabel: ""}); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
-}
-
 func startAgent(ctx context.Context, cfg *rest.Config, changes *nodeChanges, report bool) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
@@ -280,10 +262,10 @@ func startAgent(ctx context.Context, cfg *rest.Config, changes *nodeChanges, rep
 	return nil
 }
 
-func waitPool(ctx context.Context, c client.Client, cond func(*mcfgv1.MachineConfigPool) bool) (*mcfgv1.MachineConfigPool, error) {
+func waitPool(ctx context.Context, c client.Client, name string, cond func(*mcfgv1.MachineConfigPool) bool) (*mcfgv1.MachineConfigPool, error) {
 	p := &mcfgv1.MachineConfigPool{}
 	for {
-		if err := c.Get(ctx, client.ObjectKey{Name: protocol.WorkerPool}, p); err == nil && cond(p) {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, p); err == nil && cond(p) {
 			return p, nil
 		}
 		select {

@@ -210,14 +210,14 @@ func (s snapshotAt) print(before snapshotAt, nodes, controllerCounted int) {
 	fmt.Println()
 }
 
-// waitMachineConfigNodes waits until n MachineConfigNodes desire config.
-func waitMachineConfigNodes(ctx context.Context, c client.Client, config string, n int) error {
+// waitMachineConfigNodes waits until n MachineConfigNodes desire one of the configs.
+func waitMachineConfigNodes(ctx context.Context, c client.Client, configs map[string]bool, n int) error {
 	for {
 		var mcns mcfgv1.MachineConfigNodeList
 		current := 0
 		if err := c.List(ctx, &mcns); err == nil {
 			for _, m := range mcns.Items {
-				if m.Spec.ConfigVersion.Desired == config {
+				if configs[m.Spec.ConfigVersion.Desired] {
 					current++
 				}
 			}
@@ -227,7 +227,7 @@ func waitMachineConfigNodes(ctx context.Context, c client.Client, config string,
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w; %d of %d desire %s", ctx.Err(), current, n, config)
+			return fmt.Errorf("%w; %d of %d desire one of %v", ctx.Err(), current, n, slices.Sorted(maps.Keys(configs)))
 		case <-time.After(250 * time.Millisecond): // each list is every object whole: poll gently
 		}
 	}
