@@ -73,7 +73,10 @@ func run(nodeCount, poolCount int, maxUnavailable intstr.IntOrString, mco string
 	if err != nil {
 		return err
 	}
+	// The agents' manager stops (ctx) before the API server does, or its event recorder would
+	// retry its last events against a closed port.
 	defer env.Stop()
+	defer cancel()
 	own := &countingTransport{counts: writeKinds{}}
 	c, err := client.New(own.wrap(env.Config), client.Options{Scheme: scheme.Scheme})
 	if err != nil {
