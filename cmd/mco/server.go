@@ -107,7 +107,7 @@ over it the answer is 503 with Retry-After, which Ignition retries. Connections 
 	fl.IntVar(&f.rateLimitBurst, "rate-limit-burst", server.DefaultRateLimitBurst, "requests one client address may make to /config/ at once before --rate-limit applies")
 	fl.IntVar(&f.maxConnections, "max-connections", server.DefaultMaxConnections, "open connections per listener (HTTPS and HTTP each); more wait in the accept queue")
 	fl.IntVar(&f.maxHeaderBytes, "max-header-bytes", server.DefaultMaxHeaderBytes, "largest request header accepted; larger gets 431")
-	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft memory limit of the Go runtime (the collector works harder near it; it is not a hard cap): a quantity such as 64Mi, none, or auto: $GOMEMLIMIT if set, else 16Mi plus 40Ki per --max-connections (55Mi at 1,000)")
+	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft memory limit of the Go runtime (the collector works harder near it; not a hard cap): a quantity such as 64Mi, none, or auto: $GOMEMLIMIT if set; else in the standalone modes 16Mi plus 40Ki per --max-connections (55Mi at 1,000), in cluster mode none (its MachineConfig cache has no fixed size: give the cache plus 40Ki per connection)")
 	return cmd
 }
 
@@ -122,7 +122,7 @@ func runServer(ctx context.Context, f serverFlags) error {
 	if err != nil {
 		return err
 	}
-	if limit, apply, err := server.MemoryLimit(f.memoryLimit, f.maxConnections); err != nil {
+	if limit, apply, err := server.MemoryLimit(f.memoryLimit, f.maxConnections, f.bootstrapDir == "" && f.fromDir == ""); err != nil {
 		return err
 	} else if apply {
 		server.ApplyMemoryLimit(limit)

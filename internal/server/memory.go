@@ -18,13 +18,12 @@ const (
 	memoryLimitPerConnection = 40 << 10
 )
 
-// DefaultMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit) for a server
-// that allows maxConnections per listener: 55 MiB at the default 1,000. Without a limit the
-// collector lets the heap grow to twice what is live, so a boot storm doubles the memory its
-// connection buffers take; with one it collects as the heap nears the limit instead. The limit
-// sits above the working set at the connection cap so the collector does not run back to back,
-// and it is soft: when more is live (a cluster's informer caches), the heap grows past it (the
-// runtime gives collection at most about half the CPU) instead of failing.
+// DefaultMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit) for a standalone
+// server (bootstrap, from-dir) that allows maxConnections per listener: 55 MiB at the default
+// 1,000. Without a limit the collector lets the heap grow to twice what is live, so a boot storm
+// doubles the memory its connection buffers take; with one it collects as the heap nears the
+// limit instead. The limit sits above the working set at the connection cap so the collector
+// does not run back to back, and it is soft: should more be live, the heap grows past it.
 func DefaultMemoryLimit(maxConnections int) int64 {
 	if maxConnections <= 0 {
 		maxConnections = DefaultMaxConnections
@@ -32,13 +31,17 @@ func DefaultMemoryLimit(maxConnections int) int64 {
 	return memoryLimitBase + int64(maxConnections)*memoryLimitPerConnection
 }
 
-// MemoryLimit reads --memory-limit: "auto" is GOMEMLIMIT when that is set (the runtime applies
-// it itself; ok is false), else DefaultMemoryLimit(maxConnections); "none" is no limit; anything
-// else is a quantity such as 64Mi. ok says whether the caller should apply limit.
-func MemoryLimit(flag string, maxConnections int) (limit int64, ok bool, err error) {
+// MemoryLimit reads --memory-limit; ok says whether the caller should apply limit (else the
+// runtime's own setting, GOMEMLIMIT or none, stays). "auto" is DefaultMemoryLimit in the
+// standalone modes unless GOMEMLIMIT is set, and nothing in cluster mode: there the server
+// caches every MachineConfig of the cluster (old rendered ones included), which can outgrow any
+// fixed default, and a live heap above the limit would keep the collector running on up to half
+// the CPU; size it there with --memory-limit (the caches plus 40Ki per connection). "none" is no
+// limit; anything else is a quantity such as 64Mi.
+func MemoryLimit(flag string, maxConnections int, clusterMode bool) (limit int64, ok bool, err error) {
 	switch flag {
 	case "auto", "":
-		if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		if _, set := os.LookupEnv("GOMEMLIMIT"); set || clusterMode {
 			return 0, false, nil
 		}
 		return DefaultMemoryLimit(maxConnections), true, nil
