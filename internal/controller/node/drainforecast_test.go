@@ -83,4 +83,3 @@ func createRendered(t *testing.T, ctx context.Context, name, path, content strin
 	}
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), mc) })
 }
-

@@ -165,4 +165,3 @@ func (r *Reconciler) write(ctx context.Context, pool *mcfgv1.MachineConfigPool, 
 	}
 	return reconcile.Result{}, nil
 }
-
