@@ -28,8 +28,9 @@ func (r *Reconciler) drainForecast(ctx context.Context, pool *mcfgv1.MachineConf
 	if err != nil {
 		return drains
 	}
+	// Read-only, and a rendered config can be megabytes: no copy on every reconcile.
 	next := &mcfgv1.MachineConfig{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: target}, next); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: target}, next, client.UnsafeDisableDeepCopy); err != nil {
 		return drains
 	}
 	byCurrent := map[string]bool{}
@@ -49,7 +50,7 @@ func (r *Reconciler) mayDrain(ctx context.Context, pool, current string, next *m
 		return true
 	}
 	from := &mcfgv1.MachineConfig{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: current}, from); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: current}, from, client.UnsafeDisableDeepCopy); err != nil {
 		return true
 	}
 	p, err := r.plans.Between(pool, from, next, policies)
