@@ -78,16 +78,13 @@ func Unavailable(n *corev1.Node) bool { return !Ready(n) || !Done(n) }
 // UpdatedTo: Done and asked for target, so running it.
 func UpdatedTo(n *corev1.Node, target string) bool { return Done(n) && desired(n) == target }
 
-// WantsTaint reports whether a node whose desired config is desired should carry
-// UpdateInProgress:PreferNoSchedule: it is behind the pool's target and moving there may drain
-// it, so new pods, and pods drained off the nodes updated before it, are better placed
-// elsewhere. A move that drains no node (mayDrain false: no disruption policy asks for a drain
-// or a reboot) moves no pods, and the taint would only cost two writes of every node. It takes
-// the config rather than the Node because the controller decides it for the config it is
-// about to write.
-func WantsTaint(desired, target string, mayDrain bool) bool {
-	return target != "" && desired != target && mayDrain
-}
+// WantsTaint reports whether a node whose desired config is desired may carry
+// UpdateInProgress:PreferNoSchedule: it is behind the pool's target, so it will be changed soon.
+// The node controller taints it only where that change may drain it (drainForecast): then new
+// pods, and pods drained off the nodes updated before it, are better placed elsewhere; a
+// change that drains no node moves no pods. It takes the config rather than the Node because
+// the controller decides it for the config it is about to write.
+func WantsTaint(desired, target string) bool { return target != "" && desired != target }
 
 // CordonedForUpdate: the node is cordoned because mco drained it for an update (the drain
 // controller started or acknowledged the drain the agent asked for), not by an admin. The drain

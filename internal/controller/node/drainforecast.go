@@ -18,39 +18,50 @@ import (
 // agent would refuse) counts as a drain, and the node is tainted as OpenShift taints every
 // node behind its pool's target. The agent may still drain where the forecast said no (a
 // reboot left pending, drift): the taint only steers pods, so that costs at most a pod
-// drained twice.
+// drained twice. Nothing is read until a node behind the target is asked about, so a pool at
+// rest costs nothing; each current config is planned once per reconcile (and the plan itself
+// once per pair of configs, r.plans).
 func (r *Reconciler) drainForecast(ctx context.Context, pool *mcfgv1.MachineConfigPool, target string) func(*corev1.Node) bool {
-	drains := func(*corev1.Node) bool { return true }
-	if target == "" {
-		return drains
-	}
-	policies, err := changeplan.ClusterPolicies(ctx, r.Client)
-	if err != nil {
-		return drains
-	}
-	// Read-only, and a rendered config can be megabytes: no copy on every reconcile.
-	next := &mcfgv1.MachineConfig{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: target}, next, client.UnsafeDisableDeepCopy); err != nil {
-		return drains
-	}
+	var (
+		read     bool
+		policies changeplan.Policies
+		next     *mcfgv1.MachineConfig
+	)
 	byCurrent := map[string]bool{}
 	return func(n *corev1.Node) bool {
-		current := n.Annotations[protocol.CurrentConfigAnnotation]
-		if v, ok := byCurrent[current]; ok {
-			return v
+		if !read {
+			read = true
+			next = r.renderedConfig(ctx, target)
+			var err error
+			if policies, err = changeplan.ClusterPolicies(ctx, r.Client); err != nil {
+				next = nil
+			}
 		}
-		v := r.mayDrain(ctx, pool.Name, current, next, policies)
-		byCurrent[current] = v
+		current := n.Annotations[protocol.CurrentConfigAnnotation]
+		v, ok := byCurrent[current]
+		if !ok {
+			v = r.mayDrain(pool.Name, r.renderedConfig(ctx, current), next, policies)
+			byCurrent[current] = v
+		}
 		return v
 	}
 }
 
-func (r *Reconciler) mayDrain(ctx context.Context, pool, current string, next *mcfgv1.MachineConfig, policies changeplan.Policies) bool {
-	if current == "" {
-		return true
+// renderedConfig reads a rendered config from the cache without copying it (read-only, and
+// one can be megabytes); nil if it cannot.
+func (r *Reconciler) renderedConfig(ctx context.Context, name string) *mcfgv1.MachineConfig {
+	if name == "" {
+		return nil
 	}
-	from := &mcfgv1.MachineConfig{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: current}, from, client.UnsafeDisableDeepCopy); err != nil {
+	mc := &mcfgv1.MachineConfig{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, mc, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	return mc
+}
+
+func (r *Reconciler) mayDrain(pool string, from, next *mcfgv1.MachineConfig, policies changeplan.Policies) bool {
+	if from == nil || next == nil {
 		return true
 	}
 	p, err := r.plans.Between(pool, from, next, policies)

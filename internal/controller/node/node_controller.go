@@ -11,6 +11,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -55,7 +56,7 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 
 	pending *pendingWrites
-	nodes   *cachedNodes
+	nodes   toolscache.Store
 	// plans remembers what moving between two rendered configs does (drainForecast).
 	plans changeplan.Cache
 	// statusWrites paces writes of a pool's status that change only its counts.
@@ -77,7 +78,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.pending = newPendingWrites()
 	r.reported = map[string]string{}
-	nodes, err := newCachedNodes(mgr)
+	nodes, err := nodeStore(mgr)
 	if err != nil {
 		return fmt.Errorf("node informer: %w", err)
 	}
@@ -185,11 +186,8 @@ func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool
 	}
 	// Every reconcile reads every Node, and copying them all was most of a reconcile's cost at
 	// 5,000 nodes (bench/rollout: the controller used 74 s of CPU for 776 reconciles of the
-	// pool with deep copies, 56 s for 1,263 without) and most of its garbage (cachedNodes).
-	nodes, err := r.listNodes(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	// pool with deep copies, 56 s for 1,263 without) and most of its garbage (nodeStore).
+	nodes := r.listNodes()
 	pools := make([]*mcfgv1.MachineConfigPool, len(poolList.Items))
 	for i := range poolList.Items {
 		pools[i] = &poolList.Items[i]

@@ -101,7 +101,7 @@ func nodeWrites(members, unmanaged []*corev1.Node, d rollout.Decision, mayDrain 
 		}
 	}
 	add := func(n *corev1.Node, want owned) {
-		want.tainted = rollout.WantsTaint(want.desired, d.Target, want.desired != d.Target && mayDrain(n))
+		want.tainted = rollout.WantsTaint(want.desired, d.Target) && mayDrain(n)
 		if want != ownedOf(n) {
 			todo, wants = append(todo, n), append(wants, want)
 		}
