@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -125,7 +126,7 @@ func runServer(ctx context.Context, f serverFlags) error {
 	if limit, apply, err := server.MemoryLimit(f.memoryLimit, f.maxConnections, f.bootstrapDir == "" && f.fromDir == ""); err != nil {
 		return err
 	} else if apply {
-		server.ApplyMemoryLimit(limit)
+		debug.SetMemoryLimit(limit)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime/debug"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -18,7 +17,7 @@ const (
 	memoryLimitPerConnection = 40 << 10
 )
 
-// DefaultMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit) for a standalone
+// DefaultMemoryLimit is the soft memory limit (debug.SetMemoryLimit) for a standalone
 // server (bootstrap, from-dir) that allows maxConnections per listener: 55 MiB at the default
 // 1,000. Without a limit the collector lets the heap grow to twice what is live, so a boot storm
 // doubles the memory its connection buffers take; with one it collects as the heap nears the
@@ -54,6 +53,3 @@ func MemoryLimit(flag string, maxConnections int, clusterMode bool) (limit int64
 	}
 	return q.Value(), true, nil
 }
-
-// ApplyMemoryLimit sets the process's soft memory limit (see MemoryLimit).
-func ApplyMemoryLimit(limit int64) { debug.SetMemoryLimit(limit) }
