@@ -27,12 +27,9 @@ type cacheKey struct {
 	pool, current, currentVersion, target, targetVersion, policy string
 }
 
-// Between is Between, cached. Errors are not cached: they are cheap to find again and the
-// caller reports them.
+// Between is Between (both configs read, never nil), cached. Errors are not cached: they are
+// cheap to find again and the caller reports them.
 func (c *Cache) Between(pool string, current, target *mcfgv1.MachineConfig, p Policies) (*Plan, error) {
-	if current == nil || target == nil {
-		return Between(pool, current, target, p.Policies)
-	}
 	key := cacheKey{pool, current.Name, current.ResourceVersion, target.Name, target.ResourceVersion, p.Key}
 	c.mu.Lock()
 	cached, ok := c.plans[key]
