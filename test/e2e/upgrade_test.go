@@ -43,9 +43,14 @@ func TestMCOUpgradesItselfMidRollout(t *testing.T) {
 	cl := clustertest.Start(t, ctx, 2)
 	c := cl.C
 
-	old := mcoPods(t, ctx, c)
-	if len(old) != 5 { // controller, server, an agent on master-0 and on each of the 2 workers
-		t.Fatalf("mco's pods before the upgrade: %v", old)
+	// The controller's pod leads when dev up returns; its readiness follows up to a probe period
+	// later.
+	var old map[types.UID]string
+	if err := clustertest.WaitFor(ctx, time.Minute, func() bool {
+		old = mcoPods(t, ctx, c)
+		return len(old) == 5 // controller, server, an agent on master-0 and on each of the 2 workers
+	}); err != nil {
+		t.Fatalf("%v waiting for mco's 5 pods to be ready before the upgrade; ready: %v", err, old)
 	}
 	workers := []string{"worker-0", "worker-1"}
 	boots := map[string]int{}
