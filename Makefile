@@ -16,9 +16,10 @@ all: build
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-build: ## build bin/mco, and bin/mco-node (the node build: agent, first boot, dev platform facts)
+build: ## build bin/mco, bin/mco-node (the node build: agent, first boot, dev platform facts) and bin/mco-server (the server build)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mco ./cmd/mco
 	CGO_ENABLED=0 $(GO) build -trimpath -tags nodeagent -ldflags '$(LDFLAGS)' -o bin/mco-node ./cmd/mco
+	CGO_ENABLED=0 $(GO) build -trimpath -tags mcoserver -ldflags '$(LDFLAGS)' -o bin/mco-server ./cmd/mco
 	ln -sf mco bin/kubectl-mco
 	ln -sf mco bin/kubectl_complete-mco
 
@@ -39,6 +40,7 @@ crds: ## copy CRD manifests from the pinned github.com/openshift/api into config
 vet: ## go vet and gofmt check
 	$(GO) vet ./...
 	$(GO) vet -tags nodeagent ./cmd/mco
+	$(GO) vet -tags mcoserver ./cmd/mco
 	@files=$$(gofmt -l $(GO_DIRS)); test -z "$$files" || { echo "gofmt needed: $$files"; exit 1; }
 
 fmt:
@@ -88,8 +90,8 @@ bench-first-drain: build tools ## kubectl apply of 5 MachineConfigs to the first
 	$(GO) run ./bench/firstdrain
 
 # The mco image without a container engine or registry (hack/image, internal/image): Debian's
-# files for the agent's pod at the versions hack/image/debian.lock pins, mco and mco-node from
-# `make build`; stamped with the commit's time, so the same commit gives the same digest.
+# files for the agent's pod at the versions hack/image/debian.lock pins, mco, mco-node and
+# mco-server from `make build`; stamped with the commit's time, so the same commit gives the same digest.
 image: build ## build bin/mco-image.tar (docker-archive, ghcr.io/mco-dev/mco:$(VERSION) and :latest) without a registry; prints its digest
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) \
 		$(GO) run ./hack/image -version $(VERSION) -commit $(COMMIT) -out bin/mco-image.tar

@@ -52,10 +52,11 @@ for tool in go wrk nginx openssl curl; do
 	command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install wrk nginx-light)" >&2; exit 1; }
 done
 
-echo "== building mco and the fixture in $WORK ($CONNECTIONS connections, $DURATION each)"
-tags=()
-if $PPROF; then tags=(-tags mcopprof); fi
-# Built as `make build` does: without cgo the binary maps fewer pages (no dynamic symbol table).
+echo "== building mco-server and the fixture in $WORK ($CONNECTIONS connections, $DURATION each)"
+# The server build (tag mcoserver), which the server's DaemonSet runs, built as `make build`
+# does: without cgo the binary maps fewer pages (no dynamic symbol table).
+tags=(-tags mcoserver)
+if $PPROF; then tags=(-tags mcoserver,mcopprof); fi
 if [ -n "$BINARY" ]; then
 	cp "$BINARY" "$WORK/mco"
 else

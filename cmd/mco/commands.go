@@ -1,4 +1,4 @@
-//go:build !nodeagent
+//go:build !nodeagent && !mcoserver
 
 package main
 

@@ -1,3 +1,5 @@
+//go:build !mcoserver
+
 package main
 
 import (

@@ -37,9 +37,10 @@ const ControlPlaneMachine = "master-0"
 const (
 	// AgentProcess is the agent's, on every machine (the DaemonSet runs the node build).
 	AgentProcess = "^/usr/bin/mco-node daemon"
-	// ControllerProcess and ServerProcess are the controller's and server's, on ControlPlaneMachine.
+	// ControllerProcess and ServerProcess are the controller's and server's (the server build), on
+	// ControlPlaneMachine.
 	ControllerProcess = "^/usr/bin/mco controller"
-	ServerProcess     = "^/usr/bin/mco server"
+	ServerProcess     = "^/usr/bin/mco-server server"
 )
 
 // ServerHost is where machines reach the Machine Config Server: the dev cluster's api-int.

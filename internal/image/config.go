@@ -5,7 +5,8 @@ package image
 const (
 	// Repository is the name config/default refers to.
 	Repository = "ghcr.io/mco-dev/mco"
-	// Entrypoint is mco; the agent's DaemonSet runs mco-node as its command instead.
+	// Entrypoint is mco; the agent's and the server's DaemonSets run mco-node and mco-server as
+	// their commands instead.
 	Entrypoint = "/usr/bin/mco"
 	// User is distroless's "nonroot": the controller and server run as it (config/default sets
 	// it too); the agent's pod overrides it with root, which editing the host requires.
@@ -15,7 +16,7 @@ const (
 )
 
 // Binaries are the files of the mco layer, at /usr/bin/<name>.
-var Binaries = []string{"mco", "mco-node"}
+var Binaries = []string{"mco", "mco-node", "mco-server"}
 
 // Release is the Debian release of the base layer, as the Containerfile's debian:trixie-slim.
 const Release = "trixie"

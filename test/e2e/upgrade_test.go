@@ -146,7 +146,7 @@ func mcoPods(t *testing.T, ctx context.Context, c client.Client) map[types.UID]s
 	return out
 }
 
-// buildUpgradeImage builds mco and mco-node stamped upgradeVersion and an image of them (make
+// buildUpgradeImage builds mco, mco-node and mco-server stamped upgradeVersion and an image of them (make
 // image's builder, its Debian packages from make image's cache), returning the archive.
 func buildUpgradeImage(t *testing.T, ctx context.Context) string {
 	t.Helper()
@@ -156,6 +156,7 @@ func buildUpgradeImage(t *testing.T, ctx context.Context) string {
 	for _, b := range [][]string{
 		{"build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(dir, "mco"), "./cmd/mco"},
 		{"build", "-trimpath", "-tags", "nodeagent", "-ldflags", ldflags, "-o", filepath.Join(dir, "mco-node"), "./cmd/mco"},
+		{"build", "-trimpath", "-tags", "mcoserver", "-ldflags", ldflags, "-o", filepath.Join(dir, "mco-server"), "./cmd/mco"},
 		{"run", "./hack/image", "-bin", dir, "-version", upgradeVersion, "-out", filepath.Join(dir, "mco-image.tar")},
 	} {
 		cmd := exec.CommandContext(ctx, "go", b...)
