@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Load test of `mco server` against nginx serving the identical response bytes, both over TLS
 # on 127.0.0.1. Needs: go, wrk, nginx, openssl, curl (apt-get install wrk nginx-light).
-# Usage: bench/mcs/run.sh [-c CONNECTIONS] [-d DURATION] [--pprof] [DURATION]
+# Usage: bench/mcs/run.sh [-c CONNECTIONS] [-d DURATION] [-r ROUNDS] [--pprof] [DURATION]
 #   -c  concurrent connections (default 64; bench/mcs/herd.sh runs 1000, a boot storm)
-#   -d  how long wrk runs against each server (default 15s; a bare DURATION works too)
-#   --pprof  build mco with -tags mcopprof and save CPU (over the run), heap and allocs
+#   -d  how long wrk runs against each server in each round (default 10s; a bare DURATION
+#       works too)
+#   -r  rounds (default 3): each round runs wrk against both servers, with fresh connections,
+#       mco first in odd rounds and nginx first in even ones, so that both see the same drift
+#       of the shared machine's load; the summary is the median of the rounds' ratios
+#   --pprof  build mco with -tags mcopprof and save CPU (over the first round), heap and allocs
 #            profiles of the server under load into the work directory
 #   --binary PATH  serve with this mco binary instead of building one (to compare builds)
 #   --mco-only  skip nginx (for profiling; the figures to compare come from full runs)
@@ -12,7 +16,8 @@
 set -euo pipefail
 
 CONNECTIONS=64
-DURATION=15s
+DURATION=10s
+ROUNDS=3
 PPROF=false
 NGINX=true
 BINARY=
@@ -20,6 +25,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	-c) CONNECTIONS=$2; shift 2 ;;
 	-d) DURATION=$2; shift 2 ;;
+	-r) ROUNDS=$2; shift 2 ;;
 	--pprof) PPROF=true; shift ;;
 	--mco-only) NGINX=false; shift ;;
 	--binary) BINARY=$2; shift 2 ;;
@@ -90,10 +96,16 @@ watch_rss() {
 	echo "$total $anon" >"$out"
 }
 
-# summarize NAME WRK_OUTPUT RSS_FILE: prints req/s, p50, p99, max latency, errors and peak RSS.
+# ms VALUE: wrk's latency (e.g. 850.12us, 12.3ms, 1.02s, 1.5m) in milliseconds.
+ms() {
+	awk -v v="$1" 'BEGIN { if (v ~ /us$/) print v / 1000; else if (v ~ /ms$/) print v + 0; else if (v ~ /m$/) print v * 60000; else print v * 1000 }'
+}
+
+# summarize NAME ROUND WRK_OUTPUT RSS_FILE: prints the round's req/s, p50, p99, max latency,
+# errors and peak RSS, and appends "req/s p99-ms" to $WORK/NAME.rounds.
 summarize() {
-	local name=$1 out=$2 rss total anon
-	read -r total anon <"$3"
+	local name=$1 round=$2 out=$3 total anon
+	read -r total anon <"$4"
 	local rps p50 p99 max errors
 	rps=$(awk '/Requests\/sec/ {print $2}' "$out")
 	p50=$(awk '$1 == "50%" {print $2}' "$out")
@@ -101,16 +113,29 @@ summarize() {
 	max=$(awk '$1 == "Latency" && NF >= 4 {print $4; exit}' "$out")
 	# Socket errors (connect, read, write, timeout) plus non-2xx/3xx answers.
 	errors=$(awk '/Socket errors/ {gsub(",", ""); n += $4 + $6 + $8 + $10} /Non-2xx/ {n += $5} END {print n + 0}' "$out")
-	printf '%-6s %10s req/s   p50 %-9s p99 %-9s max %-9s errors %-5s peak RSS %.1f MiB (anon %.1f)\n' \
-		"$name" "$rps" "$p50" "$p99" "$max" "$errors" "$(awk -v k="$total" 'BEGIN {print k / 1024}')" \
+	printf '%-6s %-2s %10s req/s   p50 %-9s p99 %-9s max %-9s errors %-5s peak RSS %.1f MiB (anon %.1f)\n' \
+		"$name" "$round" "$rps" "$p50" "$p99" "$max" "$errors" "$(awk -v k="$total" 'BEGIN {print k / 1024}')" \
 		"$(awk -v k="$anon" 'BEGIN {print k / 1024}')"
-	echo "$rps" >"$WORK/$name.rps"
+	echo "$rps $(ms "$p99") $errors $total $anon" >>"$WORK/$name.rounds"
+}
+
+# load NAME ROUND URL PID...: one round of wrk against a server, its RSS watched.
+load() {
+	local name=$1 round=$2 url=$3 watch_pid
+	shift 3
+	rm -f "$WORK/$name.rss.stop"
+	watch_rss "$WORK/$name.rss" "$@" &
+	watch_pid=$!
+	"${WRK[@]}" "$url" >"$WORK/wrk-$name-$round.txt"
+	touch "$WORK/$name.rss.stop"
+	wait "$watch_pid"
+	summarize "$name" "$round" "$WORK/wrk-$name-$round.txt" "$WORK/$name.rss"
 }
 
 # The rate limit is per client address and every wrk connection comes from 127.0.0.1, so it
 # is raised out of the way; the limiter still runs (and costs) on every request, as it does
 # for a fleet of distinct addresses that each ask once.
-echo "== mco server (bootstrap mode, token required, audit log to $WORK/mco.log)"
+echo "== mco-server (bootstrap mode, token required, audit log to $WORK/mco.log)"
 MCO_PPROF_ADDRESS=$($PPROF && echo "$PPROF_ADDRESS" || true) \
 	"$WORK/mco" server --bootstrap-dir "$WORK/bootstrap" --tokens-file "$WORK/tokens.yaml" \
 	--bind-address 127.0.0.1 --secure-port $MCS_PORT --insecure-port 0 --metrics-bind-address "" \
@@ -124,34 +149,12 @@ for _ in $(seq 100); do
 done
 bytes=$(stat -c %s "$WORK/worker.json")
 echo "response: $bytes bytes (spec 3.4.0)"
-profile_pid=
-if $PPROF; then
-	seconds=${DURATION%s}
-	curl -sf -o "$WORK/cpu.pprof" "http://$PPROF_ADDRESS/debug/pprof/profile?seconds=$seconds" &
-	profile_pid=$!
-	# The heap and the runtime's memory figures half way through, with every connection open.
-	(sleep $((seconds / 2))
-	 curl -sf -o "$WORK/heap-load.pprof" "http://$PPROF_ADDRESS/debug/pprof/heap"
-	 curl -sf -o "$WORK/memstats-load.txt" "http://$PPROF_ADDRESS/debug/pprof/heap?debug=1") &
-fi
-watch_rss "$WORK/mco.rss" "$mco_pid" &
-watch_pid=$!
-"${WRK[@]}" "https://127.0.0.1:$MCS_PORT/config/worker" >"$WORK/wrk-mco.txt"
-touch "$WORK/mco.rss.stop"
-wait "$watch_pid"
-if $PPROF; then
-	wait "$profile_pid" || echo "CPU profile failed" >&2
-	curl -sf -o "$WORK/allocs.pprof" "http://$PPROF_ADDRESS/debug/pprof/allocs"
-	echo "profiles: $WORK/{cpu,heap-load,allocs}.pprof (go tool pprof -top $WORK/mco FILE)," \
-		"runtime memory under load: $WORK/memstats-load.txt"
-fi
-summarize mco "$WORK/wrk-mco.txt" "$WORK/mco.rss"
-kill "$mco_pid"
-$NGINX || exit 0
 
-echo "== nginx serving the same bytes"
-mkdir -p "$WORK/nginx"
-cat >"$WORK/nginx/nginx.conf" <<CONF
+nginx_pids=()
+if $NGINX; then
+	echo "== nginx serving the same bytes (master plus workers, summed)"
+	mkdir -p "$WORK/nginx"
+	cat >"$WORK/nginx/nginx.conf" <<CONF
 worker_processes auto;
 worker_rlimit_nofile 8192;
 daemon off;
@@ -174,25 +177,61 @@ http {
 	}
 }
 CONF
-nginx -c "$WORK/nginx/nginx.conf" &
-nginx_pid=$!
-pids+=("$nginx_pid")
-for _ in $(seq 100); do
-	curl -skf -o /dev/null "https://127.0.0.1:$NGINX_PORT/config/worker" && break
-	sleep 0.1
-done
-# nginx's master forks the workers that serve; the master and the workers are summed.
-# shellcheck disable=SC2046
-watch_rss "$WORK/nginx.rss" "$nginx_pid" $(pgrep -P "$nginx_pid") &
-watch_pid=$!
-"${WRK[@]}" "https://127.0.0.1:$NGINX_PORT/config/worker" >"$WORK/wrk-nginx.txt"
-touch "$WORK/nginx.rss.stop"
-wait "$watch_pid"
-summarize nginx "$WORK/wrk-nginx.txt" "$WORK/nginx.rss"
-echo "       (nginx: master plus workers, summed)"
+	nginx -c "$WORK/nginx/nginx.conf" &
+	nginx_pid=$!
+	pids+=("$nginx_pid")
+	for _ in $(seq 100); do
+		curl -skf -o /dev/null "https://127.0.0.1:$NGINX_PORT/config/worker" && break
+		sleep 0.1
+	done
+	# nginx's master forks the workers that serve.
+	# shellcheck disable=SC2207
+	nginx_pids=("$nginx_pid" $(pgrep -P "$nginx_pid"))
+fi
 
-awk -v m="$(cat "$WORK/mco.rps")" -v n="$(cat "$WORK/nginx.rps")" 'BEGIN { printf "ratio mco/nginx req/s: %.2f\n", m / n }'
-awk -v m="$(awk '$1 == "99%" {print $2}' "$WORK/wrk-mco.txt")" -v n="$(awk '$1 == "99%" {print $2}' "$WORK/wrk-nginx.txt")" '
-	function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /m$/) return v * 60000; return v * 1000 }
-	BEGIN { printf "ratio mco/nginx p99: %.2f\n", ms(m) / ms(n) }'
-echo "raw wrk output: $WORK/wrk-mco.txt $WORK/wrk-nginx.txt"
+if $PPROF; then
+	ROUNDS=1
+	seconds=${DURATION%s}
+	curl -sf -o "$WORK/cpu.pprof" "http://$PPROF_ADDRESS/debug/pprof/profile?seconds=$seconds" &
+	profile_pid=$!
+	# The heap and the runtime's memory figures half way through, with every connection open.
+	(sleep $((seconds / 2))
+	 curl -sf -o "$WORK/heap-load.pprof" "http://$PPROF_ADDRESS/debug/pprof/heap"
+	 curl -sf -o "$WORK/memstats-load.txt" "http://$PPROF_ADDRESS/debug/pprof/heap?debug=1") &
+fi
+echo "== $ROUNDS round(s) of wrk -c$CONNECTIONS -d$DURATION: mco then nginx in odd rounds, nginx then mco in even ones"
+for round in $(seq "$ROUNDS"); do
+	if $NGINX && ((round % 2 == 0)); then
+		load nginx "$round" "https://127.0.0.1:$NGINX_PORT/config/worker" "${nginx_pids[@]}"
+	fi
+	load mco "$round" "https://127.0.0.1:$MCS_PORT/config/worker" "$mco_pid"
+	if $NGINX && ((round % 2 == 1)); then
+		load nginx "$round" "https://127.0.0.1:$NGINX_PORT/config/worker" "${nginx_pids[@]}"
+	fi
+done
+if $PPROF; then
+	wait "$profile_pid" || echo "CPU profile failed" >&2
+	curl -sf -o "$WORK/allocs.pprof" "http://$PPROF_ADDRESS/debug/pprof/allocs"
+	echo "profiles: $WORK/{cpu,heap-load,allocs}.pprof (go tool pprof -top $WORK/mco FILE)," \
+		"runtime memory under load: $WORK/memstats-load.txt"
+fi
+$NGINX || exit 0
+
+# The summary: the median over rounds of each round's mco/nginx ratio, the range, errors in
+# all, and the highest peak RSS of any round.
+paste -d' ' "$WORK/mco.rounds" "$WORK/nginx.rounds" | awk '
+	function median(a, n,   i, j, t) {
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{
+		n++; rps[n] = $1 / $6; p99[n] = $2 / $7; errs += $3 + $8
+		if ($4 > mt) mt = $4; if ($5 > ma) ma = $5; if ($9 > nt) nt = $9; if ($10 > na) na = $10
+		list_r = list_r sprintf("%s%.2f", n > 1 ? " " : "", rps[n]); list_p = list_p sprintf("%s%.2f", n > 1 ? " " : "", p99[n])
+	}
+	END {
+		printf "ratio mco/nginx req/s: %.2f (median of %d rounds: %s)\n", median(rps, n), n, list_r
+		printf "ratio mco/nginx p99: %.2f (median of %d rounds: %s)\n", median(p99, n), n, list_p
+		printf "errors: %d; peak RSS: mco %.1f MiB (anon %.1f), nginx %.1f MiB (anon %.1f)\n", errs, mt / 1024, ma / 1024, nt / 1024, na / 1024
+	}'
+echo "raw wrk output: $WORK/wrk-{mco,nginx}-<round>.txt"
