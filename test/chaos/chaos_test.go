@@ -526,6 +526,10 @@ echo "--- systemd's jobs, inhibitors and units still stopping"
 systemctl list-jobs --no-pager | head -20
 systemd-inhibit --list --no-pager 2>&1 | head -10
 systemctl list-units --state=deactivating --no-pager --plain 2>&1 | head -20
+echo "--- the shutdown's targets, and what went wrong in this boot since the reboot was queued"
+systemctl show -p Id,ActiveState,Result reboot.target systemd-reboot.service shutdown.target umount.target final.target --no-pager 2>&1 | paste -sd' '
+since=$(journalctl -u machine-config-daemon-reboot -o short-unix --no-pager -n 1 | awk '$1 ~ /^[0-9]+[.][0-9]+$/ {split($1, t, "."); print "@" t[1]}')
+journalctl -b --no-pager -p notice ${since:+--since "$since"} -n 40 2>&1 | grep -v 'control group'
 pkill -QUIT -f "$1" && sleep 1 &&
 `+devcluster.AgentLogsScript(2000)+` | sed -n '/^SIGQUIT/,$p'`, "sh", devcluster.AgentProcess)
 		cancel()
