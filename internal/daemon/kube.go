@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -45,6 +46,10 @@ type cluster struct {
 	informer cache.SharedIndexInformer
 	recorder record.EventRecorder
 	stop     func()
+	// mu guards written: the newest Node the agent's own reads and writes returned, kept beside
+	// the informer's store and never put into it (see remember).
+	mu      sync.Mutex
+	written *corev1.Node
 }
 
 func newCluster(cfg *rest.Config, nodeName string, onChange func()) (*cluster, error) {
@@ -89,13 +94,20 @@ func (c *cluster) synced(ctx context.Context) bool {
 	return cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced)
 }
 
-// node is the cached Node, nil until it exists.
+// node is the newest Node the agent knows, nil until it exists: the informer's copy, or the one
+// its own last read or write returned if that is newer.
 func (c *cluster) node() *corev1.Node {
-	obj, ok, err := c.store.GetByKey(c.nodeName)
-	if err != nil || !ok {
-		return nil
+	var watched *corev1.Node
+	if obj, ok, err := c.store.GetByKey(c.nodeName); err == nil && ok {
+		watched = obj.(*corev1.Node)
 	}
-	return obj.(*corev1.Node)
+	c.mu.Lock()
+	written := c.written
+	c.mu.Unlock()
+	if written != nil && (watched == nil || newer(written, watched)) {
+		return written
+	}
+	return watched
 }
 
 // patchAnnotations sets the given annotations; a nil value deletes one. A merge patch touches
@@ -109,23 +121,30 @@ func (c *cluster) patchAnnotations(ctx context.Context, set map[string]*string) 
 	if err := c.client.Patch(ctx, n, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("updating annotations of node %s: %w", c.nodeName, err)
 	}
-	// Make the cache see our own write at once, so the next sync does not act on stale state.
-	return c.remember(n)
+	// Make the next sync see our own write at once, not act on the state before it.
+	c.remember(n)
+	return nil
 }
 
-// remember puts a Node read from or written to the API server into the cache, unless the
-// informer already holds something newer: the drain controller often answers before a write's
-// response is processed, and putting the older object back would hide its answer until some
-// unrelated change to the Node (seen: a node stuck Working after its uncordon). Resource
-// versions of one resource are comparable (KEP-5504); if either is malformed, nothing is
-// assumed newer.
-func (c *cluster) remember(n *corev1.Node) error {
-	if cur := c.node(); cur != nil {
-		if cmp, err := resourceversion.CompareResourceVersion(cur.ResourceVersion, n.ResourceVersion); err == nil && cmp > 0 {
-			return nil
-		}
+// remember keeps a Node read from or written to the API server for node(), which serves it
+// until the informer has something newer. It never writes into the informer's store: the drain
+// controller often answers before a write's response is processed, and an older object put
+// there would hide that answer until some unrelated change to the Node (seen: a node stuck
+// Working after its uncordon; checking the store's version first still lost the race when the
+// informer stored the answer between the check and the put, seen in the e2e suite).
+func (c *cluster) remember(n *corev1.Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.written == nil || newer(n, c.written) {
+		c.written = n
 	}
-	return c.store.Update(n)
+}
+
+// newer reports whether a is a later version of the Node than b. Resource versions of one
+// resource are comparable (KEP-5504); if either is malformed, nothing is assumed newer.
+func newer(a, b *corev1.Node) bool {
+	cmp, err := resourceversion.CompareResourceVersion(a.ResourceVersion, b.ResourceVersion)
+	return err == nil && cmp > 0
 }
 
 // nodeRef is the Node as events name it; before the informer has it, the name stands in for

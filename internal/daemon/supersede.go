@@ -46,7 +46,8 @@ func (c *cluster) requestDrain(ctx context.Context, desired, request string) (su
 		}
 		return false, fmt.Errorf("requesting %s on node %s: %w", request, c.nodeName, perr)
 	}
-	return false, c.remember(n)
+	c.remember(n)
+	return false, nil
 }
 
 // fetchNode reads the Node from the API server, past the informer, and caches it.
@@ -55,7 +56,8 @@ func (c *cluster) fetchNode(ctx context.Context) (*corev1.Node, error) {
 	if err := c.client.Get(ctx, client.ObjectKey{Name: c.nodeName}, n); err != nil {
 		return nil, fmt.Errorf("reading node %s: %w", c.nodeName, err)
 	}
-	return n, c.remember(n)
+	c.remember(n)
+	return n, nil
 }
 
 // annotationPath is the JSON pointer of annotation key (RFC 6901 escapes '/' as "~1").
