@@ -20,25 +20,26 @@ const mcoImage = "ghcr.io/mco-dev/mco"
 
 // installOverlay is the kustomization mco dev applies, as README's "Install on a cluster" says:
 // config/default (reached from installDir by the relative path base, as kustomize requires)
-// with the image's tag and the two install settings, nothing else.
+// with the image's tag and the two install settings, nothing else. Every value is quoted: a
+// tag is `git describe`'s, and one such as 28586e2 is a number to YAML.
 func installOverlay(base, tag, serverHost, apiServerURL string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# Written by mco dev up: config/default as a user installs it, with this cluster's image and settings.
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
-- %s
+- %q
 images:
 - name: %s
-  newTag: %s
+  newTag: %q
 configMapGenerator:
 - name: mco-install
   namespace: openshift-machine-config-operator
   behavior: replace
   literals:
-  - serverHost=%s
-  - apiServerURL=%s
-`, base, mcoImage, tag, serverHost, apiServerURL)
+  - %q
+  - %q
+`, base, mcoImage, tag, "serverHost="+serverHost, "apiServerURL="+apiServerURL)
 	return b.String()
 }
 
