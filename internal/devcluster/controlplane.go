@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -113,6 +114,7 @@ func waitReady(ctx context.Context, apiURL string, certs pki, apiserver Process)
 	}}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	last := "no answer yet"
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, apiURL+"/readyz", nil)
 		if resp, err := client.Do(req); err == nil {
@@ -120,16 +122,40 @@ func waitReady(ctx context.Context, apiURL string, certs pki, apiserver Process)
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
+			last = "/readyz answered " + resp.Status
+		} else if ctx.Err() == nil {
+			last = err.Error()
 		}
 		if !Alive(apiserver.PID) {
 			return fmt.Errorf("kube-apiserver exited; see %s", apiserver.Log)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("kube-apiserver not ready after 2m; see %s", apiserver.Log)
+			// Seen once: alive, not ready, its log empty after 2 min; say what it was doing.
+			return fmt.Errorf("kube-apiserver not ready after 2m (last: %s; %s); see %s", last, processState(apiserver), apiserver.Log)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// processState says what a process is doing from /proc (its scheduler state and the kernel
+// function it waits in) and how much it has logged, for an error about a process that hangs.
+func processState(p Process) string {
+	state := "state unknown"
+	if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID)); err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "State:"); ok {
+				state = "state " + strings.TrimSpace(v)
+			}
+		}
+	}
+	if wchan, err := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", p.PID)); err == nil && len(wchan) > 0 {
+		state += ", waiting in " + string(wchan)
+	}
+	if fi, err := os.Stat(p.Log); err == nil {
+		state += fmt.Sprintf(", %d bytes logged", fi.Size())
+	}
+	return state
 }
 
 // writeKubeconfig writes an admin kubeconfig for apiURL with the certificates embedded, so it
