@@ -6,7 +6,9 @@ COMMIT ?= $(shell git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
            -X github.com/mco-dev/mco/internal/version.Commit=$(COMMIT)
 # Integration tests start real control planes; on 2 cores, more parallel packages only thrash.
-TEST_FLAGS ?= -p 2 -timeout 30m
+# test/e2e and test/chaos take turns with the host's dev-cluster lock, and a package's timeout
+# counts its wait for the other's turn.
+TEST_FLAGS ?= -p 2 -timeout 45m
 GO_DIRS := $(wildcard cmd internal test bench)
 
 .PHONY: all build install-plugin tools crds test unit demo vet fmt clean help bench-rollout bench-first-drain chaos fuzz image image-lock

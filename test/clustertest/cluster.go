@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -297,20 +296,3 @@ func FileConfig(name, path, content string) *mcfgv1.MachineConfig {
 // cgroup hierarchy, and two clusters rebooting machines at once were seen to stall each other.
 var LockFile = filepath.Join(os.TempDir(), "mco-dev-cluster-tests.lock")
 
-// lockCluster waits for the host's dev-cluster lock and holds it until the test ends.
-func lockCluster(t testing.TB) {
-	t.Helper()
-	f, err := os.OpenFile(LockFile, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	began := time.Now()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		t.Fatalf("locking %s: %v", LockFile, err)
-	}
-	if waited := time.Since(began); waited > time.Second {
-		t.Logf("waited %s for another test's dev cluster (%s)", waited.Round(time.Second), LockFile)
-	}
-	t.Cleanup(func() { f.Close() }) // registered first, so it runs after the cluster is down
-}
