@@ -295,4 +295,3 @@ func FileConfig(name, path, content string) *mcfgv1.MachineConfig {
 // separate processes under `go test -p 2`): the machines of every cluster share the host's
 // cgroup hierarchy, and two clusters rebooting machines at once were seen to stall each other.
 var LockFile = filepath.Join(os.TempDir(), "mco-dev-cluster-tests.lock")
-
