@@ -112,8 +112,10 @@ func waitReady(ctx context.Context, apiURL string, certs pki, apiserver Process)
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{admin}},
 	}}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	began := time.Now()
 	last := "no answer yet"
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, apiURL+"/readyz", nil)
@@ -131,8 +133,12 @@ func waitReady(ctx context.Context, apiURL string, certs pki, apiserver Process)
 		}
 		select {
 		case <-ctx.Done():
-			// Seen once: alive, not ready, its log empty after 2 min; say what it was doing.
-			return fmt.Errorf("kube-apiserver not ready after 2m (last: %s; %s); see %s", last, processState(apiserver), apiserver.Log)
+			// The caller's deadline may end the wait first: say which, and what the process did.
+			waited := "2m"
+			if parent.Err() != nil {
+				waited = fmt.Sprintf("%s, when the caller's deadline ended the wait (%v)", time.Since(began).Round(time.Second), parent.Err())
+			}
+			return fmt.Errorf("kube-apiserver not ready after %s (last: %s; %s); see %s", waited, last, processState(apiserver), apiserver.Log)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
