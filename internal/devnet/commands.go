@@ -26,8 +26,9 @@ func iptables(exists []string, args ...string) Command {
 var (
 	// What ip and iptables print when what a command makes is there already.
 	alreadyThere = []string{"File exists", "Chain already exists", "Address already assigned"}
-	// ... and when what a command removes is not there.
-	notThere = []string{"No such process", "Cannot find device", "does a matching rule exist", "No chain/target/match by that name", "No such file or directory", "Bad rule"}
+	// ... and when what a command removes is not there. iptables-nft (Debian's default) names a
+	// missing chain "Chain 'X' does not exist" where iptables-legacy says "No chain/target/match".
+	notThere = []string{"No such process", "Cannot find device", "does a matching rule exist", "No chain/target/match by that name", "No such file or directory", "Bad rule", "does not exist"}
 )
 
 func (l Layout) servicesChain() string { return l.Chain + "-SERVICES" }

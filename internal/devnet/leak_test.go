@@ -43,6 +43,10 @@ func TestNothingLeavesTheHost(t *testing.T) {
 		if err := Teardown(l); err != nil {
 			t.Errorf("teardown: %v", err)
 		}
+		// Teardown again is harmless: `mco dev down` run twice, or over a network already gone.
+		if err := Teardown(l); err != nil {
+			t.Errorf("second teardown: %v", err)
+		}
 		// Nothing of the layout is left on the host.
 		links, _ := exec.Command("ip", "link").Output()
 		rules, _ := exec.Command("iptables-save").Output()
