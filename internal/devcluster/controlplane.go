@@ -155,7 +155,8 @@ func processState(p Process) string {
 			}
 		}
 	}
-	if wchan, err := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", p.PID)); err == nil && len(wchan) > 0 {
+	// A running process has no wait channel: the kernel prints "0".
+	if wchan, err := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", p.PID)); err == nil && len(wchan) > 0 && string(wchan) != "0" {
 		state += ", waiting in " + string(wchan)
 	}
 	if fi, err := os.Stat(p.Log); err == nil {
