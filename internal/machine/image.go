@@ -67,12 +67,27 @@ const (
 // already force the reboot when their job times out (JobTimeoutAction=reboot-force), after
 // 30 min, and a real machine's hardware watchdog bounds what is left; a dev machine has no
 // watchdog, and 30 min outlasts every test's wait. Same mechanism, shorter bound: a hung stop
-// job (seen once in the chaos suite: a worker whose shutdown never finished) ends in a forced
-// reboot after 2 min, as the console then shows.
+// job ends in a forced reboot after 2 min, as the console then shows.
+//
+// The container scopes' bound is the hang itself, seen in the chaos suite in 1 of 6 to 2 of 6
+// reboots of a busy cluster: systemd in a machine's namespaces, on this host's hybrid cgroup
+// layout, sometimes misses that a container's scope emptied when runc removes the scope's
+// cgroup right after its processes exit. The scope then waits out its stop timeout (90 s by
+// default) with no process left in the machine but systemd and journald, and the reboot with
+// it. 10 s of TimeoutStopSec (a prefix drop-in: every cri-containerd-*.scope) bounds the missed
+// one. A live container gets the same 10 s from its SIGTERM to its SIGKILL at shutdown; the dev
+// cluster runs none that needs more: the agent exits in milliseconds, a drain has moved the
+// workloads off, and a master's kubelet stops its pods before systemd does (graceful node
+// shutdown).
 var shutdownBoundDropIns = map[string]string{
 	"/etc/systemd/system/reboot.target.d/10-mco-dev-bound.conf":   "[Unit]\nJobTimeoutSec=2min\nJobTimeoutAction=reboot-force\n",
 	"/etc/systemd/system/poweroff.target.d/10-mco-dev-bound.conf": "[Unit]\nJobTimeoutSec=2min\nJobTimeoutAction=poweroff-force\n",
+	containerScopeDropInPath:                                      "[Scope]\nTimeoutStopSec=10s\n",
 }
+
+// containerScopeDropInPath bounds the stop of every container's scope (runc names them
+// cri-containerd-<id>.scope under containerd's CRI).
+const containerScopeDropInPath = "/etc/systemd/system/cri-containerd-.scope.d/10-mco-dev-bound.conf"
 
 // Content is what a dev OS image carries besides the host's OS and what every image has.
 type Content struct {

@@ -1,0 +1,114 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mco-dev/mco/test/clustertest"
+)
+
+// slowShutdownAfter: a dev machine's shutdown normally stops every unit within 3 s (10 s when a
+// container scope's emptying was missed: internal/machine's shutdownBoundDropIns); one still
+// stopping after this long is held by something worth a record.
+const slowShutdownAfter = 20 * time.Second
+
+// stoppingUnitsScript prints, for each unit systemd is still stopping, its cgroup's events and
+// every task left in it (state, signals pending, blocked and caught, kernel wait, command line),
+// then every process of the machine. A task whose command line is empty has begun exiting (its
+// memory is gone); one in state D waits in the kernel, where no signal reaches it; a Z has
+// exited and waits for its parent.
+const stoppingUnitsScript = `echo "--- what each stopping unit still holds: its cgroup's events and tasks (cgroup v2, or v1's name=systemd), each task's state, signals, kernel wait and command line"
+for u in $(systemctl list-units --state=deactivating --no-pager --plain --no-legend 2>/dev/null | awk '{print $1}' | head -5); do
+  rel=$(systemctl show -p ControlGroup --value "$u" 2>/dev/null)
+  echo "$u: $(systemctl show -p SubState -p MainPID -p ControlGroup "$u" 2>/dev/null | paste -sd' ')"
+  for base in /sys/fs/cgroup/unified /sys/fs/cgroup/systemd /sys/fs/cgroup; do
+    d=$base$rel
+    [ -n "$rel" ] && [ -d "$d" ] || continue
+    f=$d/cgroup.threads
+    [ -e "$f" ] || f=$d/tasks
+    echo "  $d: $(paste -sd' ' "$d/cgroup.events" 2>/dev/null) tasks: $(head -20 "$f" | paste -sd' ')"
+    for p in $(head -20 "$f"); do
+      echo "    task $p: $(sed -n 's/^\(Name\|State\|Tgid\|PPid\|SigPnd\|ShdPnd\|SigBlk\|SigIgn\|SigCgt\):\s*/\1=/p' /proc/$p/status 2>/dev/null | paste -sd' ') wchan=$(cat /proc/$p/wchan 2>/dev/null) cmdline=$(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)"
+    done
+  done
+done
+echo "--- every process but kernel threads (a Z is exited and not yet reaped by its parent)"
+ps -eo pid,ppid,stat,wchan:22,lstart,args --no-headers 2>/dev/null | awk '$2 != 2 && $1 != 2' | cut -c1-200 | head -40`
+
+// shutdownWatch records, while a round settles, every machine shutdown still stopping units
+// after slowShutdownAfter, with what held it. A dev machine forces its reboot once the reboot
+// job has waited 2 min (its reboot.target's JobTimeoutSec), so such a shutdown slows the round
+// without failing it; the record says where the time went, in a passing round as in a failing
+// one.
+type shutdownWatch struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	records []string
+}
+
+// watchShutdowns polls each of the suite's machines every 5 s until stop.
+func (s *suite) watchShutdowns(ctx context.Context) *shutdownWatch {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &shutdownWatch{cancel: cancel, done: make(chan struct{})}
+	nodes := append([]string(nil), s.nodes...)
+	go func() {
+		defer close(w.done)
+		// since: when each machine was first seen stopping in its current shutdown; a record is
+		// made once per shutdown.
+		since := map[string]time.Time{}
+		recorded := map[string]bool{}
+		for clustertest.Sleep(ctx, 5*time.Second) {
+			for _, name := range nodes {
+				if !s.stopping(ctx, name) {
+					delete(since, name)
+					recorded[name] = false
+					continue
+				}
+				first, ok := since[name]
+				if !ok {
+					since[name] = time.Now()
+					continue
+				}
+				if recorded[name] || time.Since(first) < slowShutdownAfter {
+					continue
+				}
+				recorded[name] = true
+				octx, cancel := context.WithTimeout(ctx, 15*time.Second)
+				out, err := s.cl.Output(octx, name, "sh", "-c", "systemctl list-jobs --no-pager | head -12\n"+stoppingUnitsScript)
+				cancel()
+				w.add(fmt.Sprintf("%s: its shutdown has been stopping units for over %s (since %s; %v)\n%s",
+					name, time.Since(first).Round(time.Second), first.Format("15:04:05"), err, out))
+			}
+		}
+	}()
+	return w
+}
+
+// stopping: the machine's systemd is shutting down.
+func (s *suite) stopping(ctx context.Context, name string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	// is-system-running exits non-zero for every state but running; its output is the state.
+	out, _ := s.cl.Output(ctx, name, "systemctl", "is-system-running")
+	return strings.TrimSpace(out) == "stopping"
+}
+
+func (w *shutdownWatch) add(record string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.records = append(w.records, record)
+}
+
+// stop ends the watch and returns its records.
+func (w *shutdownWatch) stop() []string {
+	w.cancel()
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.records
+}
