@@ -134,6 +134,11 @@ systemctl show -p TimeoutStopUSec cri-containerd-mco-test.scope
 start=$(date +%s%N); systemctl stop cri-containerd-mco-test.scope; echo "stopped in $(( ($(date +%s%N) - start) / 1000000000 ))s"`); got != "TimeoutStopUSec=10s\nstopped in 10s" {
 		t.Fatalf("a container scope's stop bound: %q", got)
 	}
+	// systemd names what it had to kill, as the chaos suite reads it (an agent that outlived
+	// its SIGTERM at a shutdown).
+	if got := in("sh", "-c", "journalctl --no-pager -o cat _PID=1 | grep -c -e 'Killing process [0-9]* (sleep) with signal SIGKILL' -e '^cri-containerd-mco-test.scope: Stopping timed out'"); got != "2" {
+		t.Fatalf("systemd's journal of the scope's stop timeout and SIGKILL: %q matching lines, want 2", got)
+	}
 
 	// The OS stages an image and a command line for the next boot, as its boot tooling would,
 	// then reboots for real.

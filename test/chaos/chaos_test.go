@@ -83,7 +83,7 @@ func TestChaos(t *testing.T) {
 	s.target = cl.Pool(t, ctx).Spec.Configuration.Name
 	t.Logf("chaos: dev cluster of %d machines up in %s", machines, time.Since(start).Round(100*time.Millisecond))
 	defer func() {
-		t.Logf("chaos: summary (seed=%d rounds=%d, %s in all)\n%s", seed, rounds, time.Since(start).Round(time.Second), strings.Join(s.figures, "\n"))
+		t.Logf("chaos: summary (seed=%d rounds=%d, %s in all)\n%s\n%s", seed, rounds, time.Since(start).Round(time.Second), strings.Join(s.figures, "\n"), s.scopeStopTimeouts(ctx))
 	}()
 
 	for i, tc := range []struct {
@@ -134,6 +134,9 @@ type suite struct {
 	// extraGone are other paths no node may have (a bad config's files).
 	extraGone []string
 	figures   []string
+	// agentKills: per machine, the agent SIGKILLs at shutdown already reported
+	// (checkAgentsStopped).
+	agentKills map[string]int
 }
 
 // round is one rollout of one test.
@@ -283,6 +286,7 @@ func (s *suite) settle(t *testing.T, ctx context.Context, r *round, stop func())
 	}
 	s.target = target
 	s.verify(t, ctx)
+	s.checkAgentsStopped(t, ctx)
 }
 
 // requireSettled fails unless the pool is settled on what the suite expects (the previous test

@@ -3,10 +3,13 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
+	"github.com/mco-dev/mco/internal/machine"
 	"github.com/mco-dev/mco/test/clustertest"
 )
 
@@ -111,4 +114,59 @@ func (w *shutdownWatch) stop() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.records
+}
+
+// agentSIGKILLs is how often systemd has had to SIGKILL the agent on a machine, over all its
+// boots (the machines keep their journal): an agent still running 10 s after its scope's
+// SIGTERM at a shutdown. Its pod's grace period does not apply there (a worker's kubelet has no
+// graceful node shutdown), so a stop the agent does not finish at once is cut short.
+func (s *suite) agentSIGKILLs(ctx context.Context, name string) (int, error) {
+	out, err := s.cl.Output(ctx, name, "sh", "-c",
+		`journalctl --no-pager -o cat _PID=1 | grep -c 'Killing process [0-9]* (mco-node) with signal SIGKILL'; true`)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		return 0, fmt.Errorf("counting the agent's SIGKILLs in %s's journal: %q: %v", name, out, err)
+	}
+	return n, nil
+}
+
+// checkAgentsStopped fails the test for every agent systemd had to SIGKILL at a shutdown since
+// the last check.
+func (s *suite) checkAgentsStopped(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if s.agentKills == nil {
+		s.agentKills = map[string]int{}
+	}
+	for _, name := range s.nodes {
+		n, err := s.agentSIGKILLs(ctx, name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if n > s.agentKills[name] {
+			t.Errorf("%s: systemd had to SIGKILL the agent at %d more shutdown(s): it did not exit within 10 s of its SIGTERM", name, n-s.agentKills[name])
+		}
+		s.agentKills[name] = n
+	}
+}
+
+// scopeStopTimeouts counts, over the suite's machines, the container scopes whose stop timed
+// out (internal/machine's 10 s bound; systemd names each in its journal), and the boots: how
+// often systemd missed a scope's emptying, against how many reboots it could have.
+func (s *suite) scopeStopTimeouts(ctx context.Context) string {
+	timeouts, boots := 0, 0
+	for _, name := range s.nodes {
+		out, err := s.cl.Output(ctx, name, "sh", "-c",
+			`journalctl --no-pager -o cat _PID=1 | grep -c '^cri-containerd-[0-9a-f]*[.]scope: Stopping timed out'; true`)
+		if n, convErr := strconv.Atoi(strings.TrimSpace(out)); err == nil && convErr == nil {
+			timeouts += n
+		}
+		if st, err := machine.ReadStatus(s.cl.MachineDir(name)); err == nil {
+			boots += st.Boots
+		}
+	}
+	return fmt.Sprintf("container scopes whose stop timed out at a shutdown: %d, over %d boots of %d machines", timeouts, boots, len(s.nodes))
 }
