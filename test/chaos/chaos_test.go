@@ -537,10 +537,8 @@ func (s *suite) agentStacks(ctx context.Context, nodes []string) string {
 echo "--- agent pod's log and the reboot unit's journal (tail)"
 `+devcluster.AgentLogsScript(40)+`
 journalctl -u machine-config-daemon-reboot --no-pager -n 10 | grep -v 'control group'
-echo "--- systemd's jobs, inhibitors and units still stopping"
-systemctl list-jobs --no-pager | head -20
+echo "--- systemd's inhibitors, jobs and units still stopping"
 systemd-inhibit --list --no-pager 2>&1 | head -10
-systemctl list-units --state=deactivating --no-pager --plain 2>&1 | head -20
 `+stoppingUnitsScript+`
 echo "--- the shutdown's targets, and what went wrong in this boot since the reboot was queued"
 systemctl show -p Id,ActiveState,Result reboot.target systemd-reboot.service shutdown.target umount.target final.target --no-pager 2>&1 | paste -sd' '

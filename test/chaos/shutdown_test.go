@@ -18,12 +18,13 @@ import (
 // stopping after this long is held by something worth a record.
 const slowShutdownAfter = 20 * time.Second
 
-// stoppingUnitsScript prints, for each unit systemd is still stopping, its cgroup's events and
-// every task left in it (state, signals pending, blocked and caught, kernel wait, command line),
-// then every process of the machine. A task whose command line is empty has begun exiting (its
+// stoppingUnitsScript prints systemd's jobs and, for each unit it is still stopping, its cgroup's
+// events and every task left in it (state, signals pending, blocked and caught, kernel wait,
+// command line), then every process of the machine. A task whose command line is empty has begun exiting (its
 // memory is gone); one in state D waits in the kernel, where no signal reaches it; a Z has
 // exited and waits for its parent.
-const stoppingUnitsScript = `echo "--- what each stopping unit still holds: its cgroup's events and tasks (cgroup v2, or v1's name=systemd), each task's state, signals, kernel wait and command line"
+const stoppingUnitsScript = `systemctl list-jobs --no-pager | head -20
+echo "--- what each stopping unit still holds: its cgroup's events and tasks (cgroup v2, or v1's name=systemd), each task's state, signals, kernel wait and command line"
 for u in $(systemctl list-units --state=deactivating --no-pager --plain --no-legend 2>/dev/null | awk '{print $1}' | head -5); do
   rel=$(systemctl show -p ControlGroup --value "$u" 2>/dev/null)
   echo "$u: $(systemctl show -p SubState -p MainPID -p ControlGroup "$u" 2>/dev/null | paste -sd' ')"
@@ -38,8 +39,8 @@ for u in $(systemctl list-units --state=deactivating --no-pager --plain --no-leg
     done
   done
 done
-echo "--- every process but kernel threads (a Z is exited and not yet reaped by its parent)"
-ps -eo pid,ppid,stat,wchan:22,lstart,args --no-headers 2>/dev/null | awk '$2 != 2 && $1 != 2' | cut -c1-200 | head -40`
+echo "--- every process of the machine (a Z has exited and waits for its parent)"
+ps -eo pid,ppid,stat,wchan:22,lstart,args --no-headers 2>/dev/null | cut -c1-200 | head -40`
 
 // shutdownWatch records, while a round settles, every machine shutdown still stopping units
 // after slowShutdownAfter, with what held it. A dev machine forces its reboot once the reboot
@@ -61,31 +62,32 @@ func (s *suite) watchShutdowns(ctx context.Context) *shutdownWatch {
 	nodes := append([]string(nil), s.nodes...)
 	go func() {
 		defer close(w.done)
-		// since: when each machine was first seen stopping in its current shutdown; a record is
-		// made once per shutdown.
-		since := map[string]time.Time{}
-		recorded := map[string]bool{}
+		// seen: each machine's current shutdown, from when it was first seen; one record each.
+		type shutdown struct {
+			since    time.Time
+			recorded bool
+		}
+		seen := map[string]*shutdown{}
 		for clustertest.Sleep(ctx, 5*time.Second) {
 			for _, name := range nodes {
 				if !s.stopping(ctx, name) {
-					delete(since, name)
-					recorded[name] = false
+					delete(seen, name)
 					continue
 				}
-				first, ok := since[name]
-				if !ok {
-					since[name] = time.Now()
+				sd := seen[name]
+				if sd == nil {
+					seen[name] = &shutdown{since: time.Now()}
 					continue
 				}
-				if recorded[name] || time.Since(first) < slowShutdownAfter {
+				if sd.recorded || time.Since(sd.since) < slowShutdownAfter {
 					continue
 				}
-				recorded[name] = true
+				sd.recorded = true
 				octx, cancel := context.WithTimeout(ctx, 15*time.Second)
-				out, err := s.cl.Output(octx, name, "sh", "-c", "systemctl list-jobs --no-pager | head -12\n"+stoppingUnitsScript)
+				out, err := s.cl.Output(octx, name, "sh", "-c", stoppingUnitsScript)
 				cancel()
 				w.add(fmt.Sprintf("%s: its shutdown has been stopping units for over %s (since %s; %v)\n%s",
-					name, time.Since(first).Round(time.Second), first.Format("15:04:05"), err, out))
+					name, time.Since(sd.since).Round(time.Second), sd.since.Format("15:04:05"), err, out))
 			}
 		}
 	}()
@@ -116,22 +118,29 @@ func (w *shutdownWatch) stop() []string {
 	return w.records
 }
 
-// agentSIGKILLs is how often systemd has had to SIGKILL the agent on a machine, over all its
-// boots (the machines keep their journal): an agent still running 10 s after its scope's
-// SIGTERM at a shutdown. Its pod's grace period does not apply there (a worker's kubelet has no
-// graceful node shutdown), so a stop the agent does not finish at once is cut short.
-func (s *suite) agentSIGKILLs(ctx context.Context, name string) (int, error) {
-	out, err := s.cl.Output(ctx, name, "sh", "-c",
-		`journalctl --no-pager -o cat _PID=1 | grep -c 'Killing process [0-9]* (mco-node) with signal SIGKILL'; true`)
+// systemdLogged counts the lines systemd (PID 1) wrote to a machine's journal that match
+// pattern (grep's basic regular expression), over all its boots: the machines keep their
+// journal.
+func (s *suite) systemdLogged(ctx context.Context, name, pattern string) (int, error) {
+	out, err := s.cl.Output(ctx, name, "sh", "-c", `journalctl --no-pager -o cat _PID=1 | grep -c "$1"; true`, "sh", pattern)
 	if err != nil {
 		return 0, err
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(out))
 	if err != nil {
-		return 0, fmt.Errorf("counting the agent's SIGKILLs in %s's journal: %q: %v", name, out, err)
+		return 0, fmt.Errorf("counting %q in %s's journal: %q: %v", pattern, name, out, err)
 	}
 	return n, nil
 }
+
+// agentSIGKILLed is systemd's line for an agent still running 10 s after its scope's SIGTERM at
+// a shutdown. Its pod's grace period does not apply there (a worker's kubelet has no graceful
+// node shutdown), so a stop the agent does not finish at once is cut short.
+const agentSIGKILLed = `Killing process [0-9]* (mco-node) with signal SIGKILL`
+
+// scopeStopTimedOut is systemd's line for a container scope whose stop ran into
+// internal/machine's 10 s bound.
+const scopeStopTimedOut = `^cri-containerd-[0-9a-f]*[.]scope: Stopping timed out`
 
 // checkAgentsStopped fails the test for every agent systemd had to SIGKILL at a shutdown since
 // the last check.
@@ -141,7 +150,7 @@ func (s *suite) checkAgentsStopped(t *testing.T, ctx context.Context) {
 		s.agentKills = map[string]int{}
 	}
 	for _, name := range s.nodes {
-		n, err := s.agentSIGKILLs(ctx, name)
+		n, err := s.systemdLogged(ctx, name, agentSIGKILLed)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -159,9 +168,7 @@ func (s *suite) checkAgentsStopped(t *testing.T, ctx context.Context) {
 func (s *suite) scopeStopTimeouts(ctx context.Context) string {
 	timeouts, boots := 0, 0
 	for _, name := range s.nodes {
-		out, err := s.cl.Output(ctx, name, "sh", "-c",
-			`journalctl --no-pager -o cat _PID=1 | grep -c '^cri-containerd-[0-9a-f]*[.]scope: Stopping timed out'; true`)
-		if n, convErr := strconv.Atoi(strings.TrimSpace(out)); err == nil && convErr == nil {
+		if n, err := s.systemdLogged(ctx, name, scopeStopTimedOut); err == nil {
 			timeouts += n
 		}
 		if st, err := machine.ReadStatus(s.cl.MachineDir(name)); err == nil {
