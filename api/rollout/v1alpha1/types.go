@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -60,7 +62,72 @@ type MachineConfigPoolRolloutSpec struct {
 	// Paused stops starting nodes; nodes already started finish.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+	// OnFailure is what the pool does when a node's update fails (an apply error, a booted
+	// config that does not match, a node that reverted itself after a broken boot, a node not
+	// back in time, the health gate failing after an update, a canary failing its soak):
+	// Pause (the default: start no further node and wait for an admin) or Rollback (undo the
+	// rollout: the pool returns to its previous rendered config under the same pacing, as
+	// `mco rollout undo` does, and is held there until its MachineConfigs change or
+	// `mco rollout resume`).
+	// +optional
+	OnFailure FailurePolicy `json:"onFailure,omitempty"`
+	// NodeBootTimeout is how long a node rebooted for an update has to come back healthy (the
+	// kubelet running and healthy, the Node Ready) before it reverts that update itself and
+	// reboots into its previous config. Default 10m.
+	// +optional
+	NodeBootTimeout *metav1.Duration `json:"nodeBootTimeout,omitempty"`
+	// Drain says what happens when a node's drain stays blocked (a PodDisruptionBudget, or a
+	// pod that cannot be evicted). Unset: keep waiting, as without a policy.
+	// +optional
+	Drain *DrainPolicy `json:"drain,omitempty"`
 }
+
+// FailurePolicy is what a pool does when a node's update fails.
+// +kubebuilder:validation:Enum=Pause;Rollback
+type FailurePolicy string
+
+const (
+	// FailurePause starts no further node and waits for an admin (OpenShift's behaviour).
+	FailurePause FailurePolicy = "Pause"
+	// FailureRollback undoes the rollout: the pool returns to its previous rendered config.
+	FailureRollback FailurePolicy = "Rollback"
+)
+
+// DefaultNodeBootTimeout is NodeBootTimeout when unset.
+const DefaultNodeBootTimeout = 10 * time.Minute
+
+// DrainBlockedAction is what happens once a drain has been blocked for BlockedTimeout.
+// +kubebuilder:validation:Enum=Wait;Skip
+type DrainBlockedAction string
+
+const (
+	// DrainWait keeps waiting (the default): the DrainBlocked condition and alert stay.
+	DrainWait DrainBlockedAction = "Wait"
+	// DrainSkip skips the node: it is uncordoned and returned to its current config, the next
+	// node is taken (never more than maxUnavailable at once), and the node is tried again
+	// after the pool's other nodes.
+	DrainSkip DrainBlockedAction = "Skip"
+)
+
+// DrainPolicy bounds how long a blocked drain holds a rollout.
+type DrainPolicy struct {
+	// BlockedTimeout is how long a drain may be blocked before OnBlocked acts. Default 10m.
+	// +optional
+	BlockedTimeout *metav1.Duration `json:"blockedTimeout,omitempty"`
+	// OnBlocked is Wait (the default) or Skip.
+	// +optional
+	OnBlocked DrainBlockedAction `json:"onBlocked,omitempty"`
+	// DeleteBlockingPodsAfter, when set, opts in to deleting the pods whose eviction is
+	// refused once a drain of a node has been blocked that long in all (its blocked time
+	// counts over every attempt, so with Skip it acts on a later attempt once it exceeds
+	// BlockedTimeout). Each deletion is an event and a log line naming the pod and the
+	// PodDisruptionBudget it bypassed. Unset: pods are never deleted.
+	// +optional
+	DeleteBlockingPodsAfter *metav1.Duration `json:"deleteBlockingPodsAfter,omitempty"`
+}
+
+// DefaultDrainBlockedTimeout is DrainPolicy.BlockedTimeout when unset.
+const DefaultDrainBlockedTimeout = 10 * time.Minute
 
 // Canary is the size of the first batch.
 type Canary struct {
@@ -114,6 +181,7 @@ const (
 	PhaseWaitingForWindow Phase = "WaitingForWindow" // ready to start, outside every window
 	PhaseProgressing      Phase = "Progressing"      // nodes are starting or updating
 	PhasePaused           Phase = "Paused"           // spec.paused, or the health gate failed
+	PhaseRolledBack       Phase = "RolledBack"       // held on the previous config after a failed or undone rollout
 	PhaseDone             Phase = "Done"             // every node is on the target
 )
 
