@@ -19,7 +19,7 @@ const (
 
 // On a Node, written by mco's controllers.
 const (
-	// DrainSkippedAnnotation is JSON (DrainSkip): the node's drain stayed blocked past the
+	// DrainSkippedAnnotation is JSON (SkippedDrain): the node's drain stayed blocked past the
 	// policy's BlockedTimeout, so the node was returned to its current config and uncordoned;
 	// it is chosen again once the pool's other nodes are on the target.
 	DrainSkippedAnnotation = GroupName + "/drain-skipped"
@@ -55,8 +55,8 @@ type Rollback struct {
 	At string `json:"at"`
 }
 
-// DrainSkip is the value of DrainSkippedAnnotation.
-type DrainSkip struct {
+// SkippedDrain is the value of DrainSkippedAnnotation.
+type SkippedDrain struct {
 	// Config is the rendered config whose drain was blocked.
 	Config string `json:"config"`
 	// At is when the node was skipped (RFC 3339).
