@@ -28,6 +28,12 @@
 //     names each MachineConfig, field, line and column. Written by the render controller; False
 //     once they are gone; absent on a pool that never had any. Not part of Degraded: the pool
 //     renders as OpenShift's would.
+//   - RolledBack (mco only): the pool is held on an earlier rendered config instead of its
+//     newest render (the rollout.mco.dev/rollback annotation, by `mco rollout undo` or a
+//     policy's spec.onFailure: Rollback); the message names the held-back render, who rolled it
+//     back and why, and how to move on. Written by the render controller; False once a new
+//     render or `mco rollout resume` ended the hold; absent on a pool never held. Not part of
+//     Degraded: the pool runs a config that worked.
 package poolcondition
 
 import (
@@ -45,6 +51,9 @@ const PendingUpdate mcfgv1.MachineConfigPoolConditionType = "PendingUpdate"
 // NodesAwaitingAdoption is the condition type mco adds for nodes it did not boot that wait for
 // the admin's approval to be adopted.
 const NodesAwaitingAdoption mcfgv1.MachineConfigPoolConditionType = "NodesAwaitingAdoption"
+
+// RolledBack is the condition type mco adds to a pool held on an earlier rendered config.
+const RolledBack mcfgv1.MachineConfigPoolConditionType = "RolledBack"
 
 // NodeUnresponsive is the condition type mco adds for nodes that do not come back from an update.
 const NodeUnresponsive mcfgv1.MachineConfigPoolConditionType = "NodeUnresponsive"
