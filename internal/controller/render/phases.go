@@ -16,6 +16,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/render"
+	"github.com/mco-dev/mco/internal/rollback"
 )
 
 // ensureRendered creates the rendered config, or checks the existing one of that name: names
@@ -88,14 +89,18 @@ func (r *Reconciler) setTarget(ctx context.Context, pool *mcfgv1.MachineConfigPo
 	return nil
 }
 
-// patchStatus records the render outcome in RenderDegraded and the Degraded summary, writing
+// patchStatus records the render outcome in RenderDegraded and the Degraded summary (and, when
+// held is not nil, the rollback's RolledBack condition), writing
 // only when something changed. The optimistic lock keeps it from overwriting conditions the
 // node controller wrote in between; a conflict requeues.
-func (r *Reconciler) patchStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, status corev1.ConditionStatus, reason, message string) error {
+func (r *Reconciler) patchStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, status corev1.ConditionStatus, reason, message string, held *rollback.Condition) error {
 	before := pool.DeepCopy()
 	now := metav1.Now()
 	changed := poolcondition.Set(&pool.Status, mcfgv1.MachineConfigPoolRenderDegraded, status, reason, message, now)
 	changed = poolcondition.SetDegraded(&pool.Status, now) || changed
+	if held != nil {
+		changed = poolcondition.Set(&pool.Status, poolcondition.RolledBack, held.Status, held.Reason, held.Message, now) || changed
+	}
 	if !changed {
 		return nil
 	}
@@ -118,13 +123,14 @@ func (r *Reconciler) collectGarbage(ctx context.Context, pool *mcfgv1.MachineCon
 			owned = append(owned, mc)
 		}
 	}
-	for _, name := range Garbage(owned, References(pools.Items, nodes.Items), r.Options.KeepRendered) {
+	refs := References(pools.Items, nodes.Items).Union(rollback.Needed(pools.Items))
+	for _, name := range Garbage(owned, refs, r.Options.KeepRendered) {
 		mc := &mcfgv1.MachineConfig{}
 		mc.Name = name
 		if err := r.Client.Delete(ctx, mc); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting unreferenced %s: %w", name, err)
 		}
-		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonRenderedCollected, "Deleted %s: older than the newest %d and referenced by no pool or node", name, r.Options.KeepRendered)
+		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonRenderedCollected, "Deleted %s: older than the newest %d and referenced by no pool, node or rollback", name, r.Options.KeepRendered)
 	}
 	return nil
 }

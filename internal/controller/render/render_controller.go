@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mco-dev/mco/internal/render"
+	"github.com/mco-dev/mco/internal/rollback"
 )
 
 // Event reasons this controller emits.
@@ -31,6 +32,9 @@ const (
 	ReasonRenderedRestored  = "RenderedConfigRestored"
 	ReasonRenderedCollected = "RenderedConfigDeleted"
 	ReasonGeneratorsLate    = "GeneratedConfigsLate"
+	ReasonRollbackHeld      = "RolledBack"
+	ReasonRollbackEnded     = "RollbackEnded"
+	ReasonRollbackRefused   = "RollbackRefused"
 )
 
 // Options configure the render controller.
@@ -70,7 +74,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("render").
-		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, rollbackChanged))).
 		Watches(&mcfgv1.MachineConfig{}, r.inputEvents(r.poolsFor, machineConfigChanged)).
 		Watches(&mcfgv1.KubeletConfig{}, r.inputEvents(r.poolsForGenerator, generatorChanged)).
 		Watches(&mcfgv1.ContainerRuntimeConfig{}, r.inputEvents(r.poolsForGenerator, generatorChanged)).
@@ -153,15 +157,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// A render failure is the admin's to fix; the next MachineConfig or pool event retries.
 		// The pool keeps its previous target.
 		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonRenderFailed, err.Error())
-		return reconcile.Result{}, r.patchStatus(ctx, pool, corev1.ConditionTrue, ReasonRenderFailed, fmt.Sprintf("Failed to render configuration for pool %s: %v", pool.Name, err))
+		return reconcile.Result{}, r.patchStatus(ctx, pool, corev1.ConditionTrue, ReasonRenderFailed, fmt.Sprintf("Failed to render configuration for pool %s: %v", pool.Name, err), nil)
 	}
 	if err := r.ensureRendered(ctx, pool, res.Config); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.setTarget(ctx, pool, res); err != nil {
+	hold := rollback.Hold(pool, res.Config.Name, func(name string) bool { return findConfig(all, name) != nil })
+	if err := r.followHold(ctx, pool, hold); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.patchStatus(ctx, pool, corev1.ConditionFalse, "", ""); err != nil {
+	if hold.Target != "" {
+		if err := r.setTarget(ctx, pool, targetOf(pool, res, hold.Target)); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if err := r.patchStatus(ctx, pool, corev1.ConditionFalse, "", "", hold.Condition); err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := r.recordWarnings(ctx, pool, res.Warnings); err != nil {
