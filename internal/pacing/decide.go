@@ -73,6 +73,9 @@ type Decision struct {
 	// NextWindowStart is set while waiting for a window.
 	NextWindowStart           time.Time
 	NodesDone, NodesRemaining int
+	// GateFailed is why the health gate fails on an updated node ("" when it passes), for
+	// spec.onFailure: Rollback.
+	GateFailed string
 	// Held is true when the policy itself keeps nodes from starting (a hold, a closed window,
 	// the gate, a pause), not when it only waits for started nodes to finish: a stall while
 	// nodes update is not explained by the policy (mco_pool_held).
@@ -118,7 +121,7 @@ func Decide(p Policy, s State, now time.Time) Decision {
 		return d
 	}
 	if why := p.unhealthy(s.Nodes, now.Location()); why != "" {
-		d.Phase, d.Reason, d.Held = rolloutv1.PhasePaused, "paused: "+why+stillUpdating, true
+		d.Phase, d.Reason, d.Held, d.GateFailed = rolloutv1.PhasePaused, "paused: "+why+stillUpdating, true, why
 		return d
 	}
 	if p.Paused {

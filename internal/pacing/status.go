@@ -104,7 +104,7 @@ func SetPool(st *rolloutv1.MachineConfigPoolRolloutStatus, e *rolloutv1.PoolRoll
 
 // urgency orders phases for the summary: the pool furthest from Done speaks for the policy.
 var urgency = []rolloutv1.Phase{
-	rolloutv1.PhasePaused, rolloutv1.PhaseWaitingForWindow, rolloutv1.PhaseCanary,
+	rolloutv1.PhasePaused, rolloutv1.PhaseRolledBack, rolloutv1.PhaseWaitingForWindow, rolloutv1.PhaseCanary,
 	rolloutv1.PhaseSoaking, rolloutv1.PhaseProgressing, rolloutv1.PhaseDone, rolloutv1.PhaseIdle,
 }
 

@@ -127,6 +127,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		in.StartBudget = paced.budget()
 	}
 	d := rollout.Decide(in)
+	if rolled, err := r.rollBackOnFailure(ctx, pool, members, paced, d); err != nil || rolled {
+		// No node is started towards the failed target: the render controller points the pool
+		// back, and that change wakes this controller.
+		return reconcile.Result{}, err
+	}
+	heldPhase(pool, paced)
 	if paced != nil {
 		// Before the nodes: a batch is counted before any node of it starts.
 		if err := r.record(ctx, paced, d.Started); err != nil {
@@ -140,6 +146,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	recordPoolMetrics(pool.Name, d.Status, len(d.Unresponsive), len(d.AwaitingAdoption), pool.Spec.Paused || paced.holds())
 	offersErr := r.writeOffers(ctx, d.Offers, append(slices.Clip(members), unmanaged...))
 	nodesErr := r.writeNodes(ctx, pool, members, unmanaged, d)
+	if err := r.recordPrevious(ctx, pool, d); err != nil {
+		return reconcile.Result{}, errors.Join(err, offersErr, nodesErr)
+	}
 	countsDue, err := r.writeStatus(ctx, pool, d)
 	if err != nil {
 		return reconcile.Result{}, err
