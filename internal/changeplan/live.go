@@ -9,7 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/render"
+	"github.com/mco-dev/mco/internal/rollback"
 	"github.com/mco-dev/mco/internal/rollout"
 )
 
@@ -123,11 +125,21 @@ func planPool(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool,
 		return out
 	}
 	next := res.Config
-	out.Rendered = next.Name
 	out.Warnings = res.Warnings
 	for _, s := range res.Sources {
 		out.Sources = append(out.Sources, s.Name)
 	}
+	if held, note, err := heldTarget(pool, next.Name, byName); err != nil {
+		out.Error = err.Error()
+		return out
+	} else if note != "" {
+		out.Notes = append(out.Notes, note)
+		if held != nil {
+			next, out.Sources = held.config, held.sources
+			res = &render.Result{Config: held.config, Ignition: held.ignition}
+		}
+	}
+	out.Rendered = next.Name
 	out.Summary = fmt.Sprintf("new pool: renders %s from %d MachineConfigs", next.Name, len(out.Sources))
 	// Every plan is to next, whose Ignition Render already parsed; and a plan's summary counts
 	// the sources it carries.
@@ -186,6 +198,52 @@ func planPool(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool,
 		g.Plan = p
 	}
 	return out
+}
+
+// held is the earlier rendered config a rollback holds a pool on instead of its render.
+type held struct {
+	config   *mcfgv1.MachineConfig
+	ignition ignition.Config
+	sources  []string
+}
+
+// heldTarget is what the render controller does with the pool's rollback annotation
+// (rollback.Hold) when the pool's MachineConfigs render rendered: the config it holds the pool
+// on instead (nil: the render), and a note saying so; or a note that the render ends the hold,
+// or that the hold is refused and the pool keeps its target.
+func heldTarget(pool *mcfgv1.MachineConfigPool, rendered string, byName map[string]*mcfgv1.MachineConfig) (*held, string, error) {
+	d := rollback.Hold(pool, rendered, func(name string) bool { return byName[name] != nil })
+	switch {
+	case d.Condition == nil:
+		return nil, "", nil
+	case d.Clear:
+		return nil, "rolled back no more: " + d.Condition.Message, nil
+	case d.Condition.Status != corev1.ConditionTrue:
+		return nil, "", nil
+	}
+	target := d.Target
+	if target == "" {
+		target = pool.Spec.Configuration.Name
+	}
+	note := "rolled back: " + d.Condition.Message
+	if d.Condition.Reason != rollback.ReasonHeld {
+		note = "rollback refused: " + d.Condition.Message
+	}
+	mc := byName[target]
+	if target == rendered || mc == nil {
+		return nil, note, nil
+	}
+	ign, err := ignition.Parse(mc.Spec.Config.Raw)
+	if err != nil {
+		return nil, "", fmt.Errorf("rendered config %s, which a rollback holds pool %s on: spec.config: %w", target, pool.Name, err)
+	}
+	h := &held{config: mc, ignition: ign}
+	if pool.Status.Configuration.Name == target {
+		for _, s := range pool.Status.Configuration.Source {
+			h.sources = append(h.sources, s.Name)
+		}
+	}
+	return h, note, nil
 }
 
 func nodeNamed(nodes []*corev1.Node, name string) *corev1.Node {

@@ -68,13 +68,20 @@ func (r *Reconciler) recordPrevious(ctx context.Context, pool *mcfgv1.MachineCon
 	return nil
 }
 
-// heldPhase makes the pacing entry of a pool held by a rollback say so: Phase RolledBack, the
-// rollback first, then what the pacing is doing with the undo.
+// heldPhase makes the pacing entry of a pool held by a rollback say so: once every node is back
+// (the pacing is Done), Phase RolledBack, naming the held-back render and why; while the undo
+// runs, the pacing's own phase (a canary or soak of the undo is resumed as any other), its
+// reason prefixed with the rollback.
 func heldPhase(pool *mcfgv1.MachineConfigPool, p *paced) {
 	rb := rollback.Holding(pool)
 	if p == nil || rb == nil {
 		return
 	}
-	p.decision.Phase = rolloutv1.PhaseRolledBack
-	p.decision.Reason = fmt.Sprintf("held on %s: %s; %s", rb.To, rollback.Describe(rb), p.decision.Reason)
+	switch p.decision.Phase {
+	case rolloutv1.PhaseDone, rolloutv1.PhaseIdle:
+		p.decision.Phase = rolloutv1.PhaseRolledBack
+		p.decision.Reason = fmt.Sprintf("held on %s: %s; %s", rb.To, rollback.Describe(rb), p.decision.Reason)
+	default:
+		p.decision.Reason = fmt.Sprintf("rolling back from %s to %s (%s): %s", rb.From, rb.To, rb.By, p.decision.Reason)
+	}
 }
