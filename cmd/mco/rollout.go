@@ -19,8 +19,9 @@ import (
 )
 
 func newRolloutCommand() *cobra.Command {
-	rollout := &cobra.Command{Use: "rollout", Short: "Watch and resume rollouts"}
+	rollout := &cobra.Command{Use: "rollout", Short: "Watch, resume and undo rollouts"}
 	rollout.AddCommand(newRolloutStatusCommand(), newRolloutResumeCommand())
+	rollout.AddCommand(newRolloutUndoCommand())
 	return rollout
 }
 
@@ -141,14 +142,18 @@ func newRolloutResumeCommand() *cobra.Command {
 	var force bool
 	resume := &cobra.Command{
 		Use:   "resume mcp/POOL | mcprollout/NAME",
-		Short: "End the canary or soak hold of a paced rollout",
+		Short: "End the canary or soak hold of a paced rollout, or a pool's rollback hold",
 		Long: `End the hold of a MachineConfigPoolRollout: the canary's wait for approval once its nodes
 updated, or a soak. It sets the policy's ` + rolloutv1.ResumeAnnotation + ` annotation to now;
 the controller then starts the next batch (inside a maintenance window, when the policy has
 any). A resume counts only for a batch that finished before it, so while a batch still runs
 there is nothing to release and the command refuses (--force sets the annotation anyway).
 Naming a pool resumes the one policy that selects it, which releases every pool of that
-policy on hold; the command names each.`,
+policy on hold; the command names each.
+
+Naming a pool held by a rollback (` + "`mco rollout undo`" + ` or spec.onFailure: Rollback) also ends that
+hold: it removes the pool's ` + rolloutv1.RollbackAnnotation + ` annotation, and the pool moves to its
+newest render, the one that was rolled back, under its pacing as any rollout.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, _, err := scheme.NewClient(kubeconfig)
@@ -164,14 +169,43 @@ policy on hold; the command names each.`,
 }
 
 func resumeRollout(ctx context.Context, cmd *cobra.Command, c client.Client, arg string, force bool, now time.Time) error {
+	ended, err := resumeRollback(ctx, c, arg)
+	if err != nil {
+		return err
+	}
+	if ended != "" {
+		fmt.Fprintln(cmd.OutOrStdout(), ended)
+	}
 	policy, pool, err := resolveResumeTarget(ctx, c, arg)
-	if err != nil {
-		return err
+	if err == nil && policy != nil {
+		var plan statusview.ResumePlan
+		if plan, err = statusview.PlanResume(policy, pool, force); err == nil {
+			return setResumed(ctx, cmd, c, policy, plan, now)
+		}
 	}
-	plan, err := statusview.PlanResume(policy, pool, force)
-	if err != nil {
-		return err
+	if ended != "" {
+		// The rollback was the hold to end; a policy with nothing to resume is no error then.
+		return nil
 	}
+	return err
+}
+
+// resumeRollback ends the rollback hold of the pool arg names (mcp/POOL), saying so; "" when
+// arg names a policy or the pool is not held by a rollback.
+func resumeRollback(ctx context.Context, c client.Client, arg string) (string, error) {
+	name, ok := cutPrefixes(arg, "mcp/", "machineconfigpool/")
+	if !ok {
+		return "", nil
+	}
+	pool := &mcfgv1.MachineConfigPool{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, pool); err != nil {
+		return "", fmt.Errorf("mcp/%s: %w", name, err)
+	}
+	return endRollback(ctx, c, pool)
+}
+
+// setResumed sets the policy's resume marker and prints what it released.
+func setResumed(ctx context.Context, cmd *cobra.Command, c client.Client, policy *rolloutv1.MachineConfigPoolRollout, plan statusview.ResumePlan, now time.Time) error {
 	before := policy.DeepCopy()
 	if policy.Annotations == nil {
 		policy.Annotations = map[string]string{}

@@ -52,7 +52,9 @@ func TestLiveHeldByRollback(t *testing.T) {
 	if w.Rendered == rendered["worker-old"] || w.Rendered == rendered["worker"] {
 		t.Errorf("rendered %s after a change, want the new render", w.Rendered)
 	}
-	if !slices.ContainsFunc(w.Notes, func(n string) bool { return strings.HasPrefix(n, "rolled back no more: the pool's MachineConfigs changed") }) {
+	if !slices.ContainsFunc(w.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "rolled back no more: the pool's MachineConfigs changed")
+	}) {
 		t.Errorf("notes %v do not say the change ends the hold", w.Notes)
 	}
 }
