@@ -15,6 +15,7 @@ import (
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rollback"
 )
 
 const (
@@ -307,6 +308,23 @@ func TestPool(t *testing.T) {
 			summary: []string{"Updated: 2 of 2 nodes run rendered-worker-new"},
 			doing:   []string{"nothing: every node runs rendered-worker-new"},
 			next:    []string{"nothing until the pool gets a new target"},
+		},
+	}, {
+		name: "held by a rollback: which render failed, why, how to move on",
+		pool: func(p *mcfgv1.MachineConfigPool) {
+			p.Spec.Configuration.Name = oldConfig
+			rb := rolloutv1.Rollback{From: newConfig, To: oldConfig, By: "spec.onFailure of mcprollout/workers",
+				Reason: "node w1 failed to update to rendered-worker-new: NodeBootFailed: kubelet not healthy", At: "2026-11-23T11:50:00Z"}
+			p.Annotations = map[string]string{rolloutv1.RollbackAnnotation: rollback.Encode(rb), rolloutv1.PreviousConfigurationAnnotation: "rendered-worker-older"}
+			p.Status.Conditions = append(p.Status.Conditions, condition(poolcondition.RolledBack, rollback.ReasonHeld, rollback.HeldMessage("worker", &rb)))
+		},
+		nodes: []corev1.Node{workerNode("w1", oldConfig, oldConfig), workerNode("w2", oldConfig, oldConfig)},
+		want: want{
+			summary:  []string{"Updated: 2 of 2 nodes run rendered-worker-old; rolled back from rendered-worker-new by spec.onFailure of mcprollout/workers"},
+			why:      []string{"rolled back (RolledBack): held on rendered-worker-old: rendered-worker-new was rolled back by spec.onFailure of mcprollout/workers: node w1 failed to update to rendered-worker-new: NodeBootFailed"},
+			next:     []string{"the pool stays on rendered-worker-old until its MachineConfigs change (a new render) or `mco rollout resume mcp/worker`"},
+			youCan:   []string{"fix or delete the MachineConfig that broke rendered-worker-new", "`mco rollout resume mcp/worker`", "`mco plan --pool worker`"},
+			evidence: []string{"mcp/worker condition RolledBack=True reason RolledBack", "mcp/worker annotation rollout.mco.dev/rollback=", "annotation rollout.mco.dev/previous-configuration=rendered-worker-older"},
 		},
 	}, {
 		name: "paused, with what unpausing does",

@@ -8,6 +8,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
@@ -49,7 +50,11 @@ func Pool(c Cluster, name string) (Explanation, error) {
 	case done == len(members):
 		state = "Updated"
 	}
+	rb := rolledBack(pool)
 	x.Summary = fmt.Sprintf("%s: %d of %d nodes run %s", state, done, len(members), orNone(target))
+	if rb != nil {
+		x.Summary += "; " + rb.Summary
+	}
 	if len(hs) > 0 {
 		x.Summary += "; held: " + firstClause(hs[0].Why)
 	}
@@ -80,6 +85,10 @@ func Pool(c Cluster, name string) (Explanation, error) {
 		x.Why = append(x.Why, bound("nodes mco did not boot wait for adoption (NodesAwaitingAdoption, not counted in the pool): "+cond.Message))
 		x.YouCan = appendOnce(x.YouCan, fmt.Sprintf("approve them all: `mco adopt --pool %s`, or one: `mco adopt NODE`; `mco plan --pool %s` shows what each adoption writes", name, name))
 	}
+	if rb != nil {
+		x.Why = append(x.Why, rb.Why)
+		x.YouCan = append(x.YouCan, rb.YouCan...)
+	}
 	for _, h := range hs {
 		x.Why = append(x.Why, h.Why)
 		for _, y := range h.YouCan {
@@ -91,6 +100,8 @@ func Pool(c Cluster, name string) (Explanation, error) {
 		x.Next = hs[0].Next
 	case target == "":
 		x.Next = "the render controller renders the pool's MachineConfigs and sets its target"
+	case rb != nil && done == len(members):
+		x.Next = rb.Next
 	case done == len(members):
 		x.Next = "nothing until the pool gets a new target (a MachineConfig of the pool changes)"
 	default:
@@ -101,6 +112,11 @@ func Pool(c Cluster, name string) (Explanation, error) {
 		name, orNone(target), orNone(pool.Status.Configuration.Name), pool.Status.MachineCount, pool.Status.UpdatedMachineCount,
 		pool.Status.ReadyMachineCount, pool.Status.UnavailableMachineCount, pool.Status.DegradedMachineCount, pool.Spec.Paused))
 	x.Evidence = append(x.Evidence, poolConditionEvidence(pool)...)
+	for _, key := range []string{rolloutv1.RollbackAnnotation, rolloutv1.PreviousConfigurationAnnotation} {
+		if v, ok := pool.Annotations[key]; ok {
+			x.Evidence = append(x.Evidence, bound(fmt.Sprintf("mcp/%s annotation %s=%s", name, key, v)))
+		}
+	}
 	if p := statusview.PoolPacing(c.Policies, pool); p.Policy != "" && p.Decided {
 		s := p.Status
 		line := fmt.Sprintf("mcprollout/%s pool %s: phase %s, batch %d, done %d, remaining %d, target %s",

@@ -46,6 +46,9 @@ func RolloutFrame(pool *mcfgv1.MachineConfigPool, nodes []NodeRow, pacing Pacing
 		}
 	}
 	fmt.Fprintf(&b, "pool %s -> %s\n", pool.Name, orDash(pool.Spec.Configuration.Name))
+	if line := RolledBack(pool); line != "" {
+		b.WriteString(line + "\n")
+	}
 	for _, line := range pacing.Lines(now) {
 		b.WriteString(line + "\n")
 	}
