@@ -32,7 +32,6 @@ const (
 	ReasonRenderedRestored  = "RenderedConfigRestored"
 	ReasonRenderedCollected = "RenderedConfigDeleted"
 	ReasonGeneratorsLate    = "GeneratedConfigsLate"
-	ReasonRollbackHeld      = "RolledBack"
 	ReasonRollbackEnded     = "RollbackEnded"
 	ReasonRollbackRefused   = "RollbackRefused"
 )
