@@ -114,7 +114,11 @@ func followRollout(ctx context.Context, cmd *cobra.Command, c client.Client, nam
 					}
 					break
 				}
-				fmt.Fprintf(out, "pool %s is updated to %s\n", name, pool.Status.Configuration.Name)
+				held := ""
+				if statusview.RolledBack(pool) != "" {
+					held = ", where a rollback holds it (see above)"
+				}
+				fmt.Fprintf(out, "pool %s is updated to %s%s\n", name, pool.Status.Configuration.Name, held)
 				return nil
 			case statusview.Failed:
 				return &exitError{code: 1, err: fmt.Errorf("pool %s is degraded; see `mco status`", name)}

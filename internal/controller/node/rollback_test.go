@@ -9,10 +9,12 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/nodesim"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollback"
 	"github.com/mco-dev/mco/internal/testenv"
@@ -143,4 +145,45 @@ func getPool(t *testing.T, ctx context.Context, name string) *mcfgv1.MachineConf
 		t.Fatal(err)
 	}
 	return p
+}
+
+// A canary failing the health gate during its soak rolls the pool back under
+// spec.onFailure: Rollback, naming the node; the nodes after the canary are never started.
+func TestOnFailureRollbackHealthGate(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pacingClock.SetTime(time.Date(2026, 6, 13, 14, 0, 0, 0, time.UTC))
+	const role, oldCfg, newCfg = "undo-gate", "rendered-undo-gate-a", "rendered-undo-gate-b"
+	nodes := pacedPool(t, ctx, role, 3, 1, oldCfg)
+	newPolicy(t, ctx, role, role, func(s *rolloutv1.MachineConfigPoolRolloutSpec) {
+		s.Canary = &rolloutv1.Canary{Nodes: intstr.FromInt32(1)}
+		s.Soak = metav1.Duration{Duration: time.Hour}
+		s.OnFailure = rolloutv1.FailureRollback
+	})
+	setTarget(t, ctx, role, newCfg)
+	waitEntry(t, ctx, role, role, "the canary soaking", phase(rolloutv1.PhaseCanary, "canary done"))
+	canary := ""
+	for _, name := range nodes {
+		if getNode(t, ctx, name).Annotations[protocol.DesiredConfigAnnotation] == newCfg {
+			canary = name
+		}
+	}
+	if err := nodesim.SetReady(ctx, k8sClient, getNode(t, ctx, canary), false); err != nil {
+		t.Fatal(err)
+	}
+	pool := waitPool(t, ctx, role, "the rollback annotation", 30*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
+		_, ok := p.Annotations[rolloutv1.RollbackAnnotation]
+		return ok
+	})
+	rb, err := rollback.Of(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb.From != newCfg || rb.To != oldCfg || !strings.HasPrefix(rb.Reason, "health gate: node "+canary+" not Ready since ") {
+		t.Errorf("rollback %+v, want %s to %s for the canary failing the gate", *rb, newCfg, oldCfg)
+	}
+	if got := targeted(t, ctx, nodes, newCfg); got != 1 {
+		t.Errorf("%d nodes given %s, want the canary alone", got, newCfg)
+	}
 }
