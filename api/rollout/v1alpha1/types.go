@@ -190,7 +190,8 @@ type MachineConfigPoolRolloutStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Phase and Reason summarise the pools: those of the pool furthest from Done (Paused first,
-	// then WaitingForWindow, Canary, Soaking, Progressing), so one column says why a rollout waits.
+	// then RolledBack, WaitingForWindow, Canary, Soaking, Progressing), so one column says why a
+	// rollout waits.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 	// Reason says why the rollout waits, in words ("pool worker: waiting for window Sat 02:00
