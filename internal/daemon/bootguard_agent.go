@@ -102,10 +102,10 @@ func (a *Agent) installBootGuard() error {
 	return nil
 }
 
-// installGuardBinary copies this process's own binary (a node build of mco: every build has
+// installGuardBinary copies this process's own binary (Options.GuardBinary) (a node build of mco: every build has
 // `mco daemon boot-guard`) to BinaryPath, atomically, when what is there differs.
 func (a *Agent) installGuardBinary() error {
-	self, err := os.Open("/proc/self/exe")
+	self, err := os.Open(a.opts.GuardBinary)
 	if err != nil {
 		return err
 	}
