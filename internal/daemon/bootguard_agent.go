@@ -28,8 +28,10 @@ import (
 // transaction that rolls back disarms it again (disarmBootGuard), and one interrupted by a
 // crash leaves a record the guard drops, since the config it names never committed.
 func (a *Agent) armBootGuard(ctx context.Context, from *loaded, fromName, to string, toConfig *loaded) error {
-	if fromName == "" || from.mc == nil {
-		return nil // nothing committed to go back to (a node being adopted)
+	if fromName == "" || from.mc == nil || fromName == to {
+		// Nothing committed to go back to (a node being adopted), or nothing else to go back
+		// to (the force file rewriting the config the node is in).
+		return nil
 	}
 	previous, err := json.Marshal(from.mc)
 	if err != nil {

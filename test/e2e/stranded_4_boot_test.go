@@ -9,6 +9,7 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -115,9 +116,26 @@ func brokenKubeletReverts(t *testing.T, ctx context.Context, cl *clustertest.Clu
 	if reason := n.Annotations[protocol.ReasonAnnotation]; !strings.HasPrefix(reason, want) || !strings.HasSuffix(reason, "; reverted to "+before) {
 		t.Errorf("reason %q, want %q… reverted to %s", reason, want, before)
 	}
+	t.Logf("%s reports: %s", first, n.Annotations[protocol.ReasonAnnotation])
 	if got := n.Annotations[protocol.CurrentConfigAnnotation]; got != before {
 		t.Errorf("currentConfig %s, want %s", got, before)
 	}
+	clustertest.Eventually(t, time.Minute, "event NodeBootFailed and the MachineConfigNode of "+first+" degraded with it", func() bool {
+		var evs corev1.EventList
+		if err := cl.C.List(ctx, &evs, client.InNamespace(metav1.NamespaceDefault)); err != nil {
+			return false
+		}
+		seen := false
+		for _, e := range evs.Items {
+			seen = seen || e.InvolvedObject.Name == first && e.Reason == "NodeBootFailed" && e.Type == corev1.EventTypeWarning
+		}
+		var mcn mcfgv1.MachineConfigNode
+		if !seen || cl.C.Get(ctx, client.ObjectKey{Name: first}, &mcn) != nil {
+			return false
+		}
+		c := meta.FindStatusCondition(mcn.Status.Conditions, string(mcfgv1.MachineConfigNodeNodeDegraded))
+		return c != nil && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "NodeBootFailed: ")
+	})
 	if out, err := cl.Output(ctx, first, "test", "-e", dropIn); err == nil {
 		t.Errorf("%s still has %s after the revert (%s)", first, dropIn, out)
 	}
