@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/daemon/bootguard"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/test/clustertest"
@@ -32,6 +33,22 @@ func init() {
 func brokenKubeletReverts(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
 	const dropIn = "/etc/systemd/system/kubelet.service.d/99-broken.conf"
 	before := cl.Pool(t, ctx).Spec.Configuration.Name
+	// Every reboot of the scenarios before this one was guarded: each guard found its node
+	// healthy and disarmed, and none reverted anything.
+	var workers corev1.NodeList
+	if err := cl.C.List(ctx, &workers, client.HasLabels{clustertest.WorkerSelector}); err != nil || len(workers.Items) != 3 {
+		t.Fatalf("listing the 3 workers: %d, %v", len(workers.Items), err)
+	}
+	for _, w := range workers.Items {
+		name := w.Name
+		clustertest.Eventually(t, time.Minute, name+"'s earlier boot guards disarmed", func() bool {
+			_, armed := cl.Output(ctx, name, "test", "-e", bootguard.RecordPath)
+			return armed != nil
+		})
+		if f := cl.NodeFile(ctx, name, bootguard.FailedPath); f != "" {
+			t.Fatalf("%s reverted a boot before this scenario: %s", name, f)
+		}
+	}
 	policy := &rolloutv1.MachineConfigPoolRollout{ObjectMeta: metav1.ObjectMeta{Name: "broken-kubelet"},
 		Spec: rolloutv1.MachineConfigPoolRolloutSpec{
 			PoolSelector:    &metav1.LabelSelector{MatchLabels: map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": ""}},
