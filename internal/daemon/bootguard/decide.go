@@ -28,6 +28,14 @@ type Facts struct {
 	Node      Check
 }
 
+// Guarding reports whether the record guards this boot, so the kubelet and the Node are worth
+// observing: armed for the committed config, in the boot after the armed one, and not failed
+// before. Otherwise Decide needs no observation.
+func (f Facts) Guarding() bool {
+	r := f.Record
+	return r != nil && f.RebootPending != r.To && f.Committed == r.To && f.FailedFor != r.To
+}
+
 // Action is what the guard does next.
 type Action int
 

@@ -39,6 +39,14 @@ func TestDecide(t *testing.T) {
 			if d.Action != tc.want {
 				t.Fatalf("Decide = %v (%s), want %v", d.Action, d.Why, tc.want)
 			}
+			if !tc.facts.Guarding() {
+				// The guard observes nothing then: the decision must not depend on it.
+				healthy := tc.facts
+				healthy.Kubelet, healthy.Node = ok, ok
+				if h := Decide(healthy); h.Action != d.Action || tc.want == Wait || tc.want == Revert {
+					t.Errorf("not Guarding, yet the decision depends on the observation: %v, %v healthy", d.Action, h.Action)
+				}
+			}
 			if d.Why == "" {
 				t.Error("no reason given")
 			}
