@@ -237,3 +237,64 @@ func TestReadyInThisBoot(t *testing.T) {
 		})
 	}
 }
+
+// TestBootGuardRevertFails: a revert that cannot be made (here the record's previous config is
+// not the one it names) changes nothing, is recorded for the agent, disarms and does not
+// reboot: nothing retries it, and no revert loop starts.
+func TestBootGuardRevertFails(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, d := range []string{"etc/machine-config-daemon", "run"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := noderoot.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	prev := guardConfig(t, "rendered-worker-a", map[string]string{"/etc/mco-test.conf": "a"})
+	broken := guardConfig(t, "rendered-worker-b", map[string]string{"/etc/mco-test.conf": "b"})
+	b := &bootBackend{}
+	commitUpdate(t, ctx, r, b, nil, prev)
+	commitUpdate(t, ctx, r, b, prev, broken)
+	other, _ := json.Marshal(guardConfig(t, "rendered-worker-z", nil))
+	rec, _ := json.Marshal(bootguard.Record{Node: "w1", From: prev.Name, To: broken.Name, Timeout: bootguard.Duration{Duration: time.Minute}, Previous: other})
+	if err := os.WriteFile(filepath.Join(dir, bootguard.RecordPath), rec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rebooted := false
+	d, err := BootGuard(ctx, BootGuardOptions{Root: dir, OS: b, Systemd: systemd.New(dir),
+		Rebooter: reboot.Func(func(context.Context, string) error { rebooted = true; return nil }),
+		BootedAt: time.Now().Add(-time.Hour), Poll: time.Millisecond,
+		Observe: func(context.Context, string, time.Time) (bootguard.Check, bootguard.Check) {
+			return bootguard.Check{Evidence: "healthz: connection refused"}, bootguard.Check{}
+		}})
+	if err == nil || d.Action != bootguard.Revert {
+		t.Fatalf("BootGuard = %v, %v; want a failed revert", d.Action, err)
+	}
+	if rebooted {
+		t.Error("rebooted after a failed revert")
+	}
+	if committed, _ := apply.CommittedName(r); committed != broken.Name {
+		t.Errorf("committed %s after a failed revert, want %s untouched", committed, broken.Name)
+	}
+	mustHave := func(p, want string) {
+		if got, _ := os.ReadFile(filepath.Join(dir, p)); string(got) != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
+	}
+	mustHave("etc/mco-test.conf", "b")
+	if _, err := os.Lstat(filepath.Join(dir, bootguard.RecordPath)); !os.IsNotExist(err) {
+		t.Errorf("still armed: %v", err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, bootguard.FailedPath))
+	f, err := bootguard.ParseFailure(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.RevertError, "rendered-worker-z") || !strings.Contains(f.Reason(), "the node is still in rendered-worker-b") {
+		t.Errorf("failure recorded: %+v", f)
+	}
+}
