@@ -15,4 +15,5 @@ func addCommands(root *cobra.Command) {
 	root.AddCommand(newStatusCommand(), newRolloutCommand())
 	root.AddCommand(newExplainCommand(), newAdoptCommand())
 	root.AddCommand(newDiagnoseCommand())
+	root.AddCommand(newNodeCommand())
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/apply"
+	"github.com/mco-dev/mco/internal/daemon/bootguard"
 )
 
 func newDaemonCommand() *cobra.Command {
@@ -58,7 +59,7 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 	f.DurationVar(&opts.DriftInterval, "drift-check-interval", 30*time.Second, "period of the drift check between file events")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", time.Hour, "how long to wait for the drain controller before reporting Degraded")
 	f.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8797", "address of the Prometheus metrics endpoint; 0 disables")
-	cmd.AddCommand(newDaemonRevertCommand(), newDaemonRecoverCommand(), newDaemonFirstBootCommand())
+	cmd.AddCommand(newDaemonRevertCommand(), newDaemonRecoverCommand(), newDaemonFirstBootCommand(), newDaemonBootGuardCommand())
 	return cmd
 }
 
@@ -198,6 +199,38 @@ to /etc/machine-config-daemon/firstboot-failed and the agent reports the node De
 				return nil
 			}
 			return err
+		},
+	}
+	cmd.Flags().StringVar(&opts.Root, "root", "/", "where the node's root file system is mounted")
+	return cmd
+}
+
+func newDaemonBootGuardCommand() *cobra.Command {
+	opts := daemon.BootGuardOptions{}
+	cmd := &cobra.Command{
+		Use:   "boot-guard",
+		Short: "After an update's reboot: revert the update if the kubelet and the Node do not come back in time",
+		Long: `Run by mco-boot-guard.service, which the agent installs and enables before it reboots a node for
+an update (with a copy of its own binary at /usr/local/bin/mco-boot-guard). It does not depend on
+the kubelet or a pod. On the boot after the update it waits until the kubelet is running and
+healthy (its healthz) and the Node is Ready (read with the kubelet's own kubeconfig), or until the
+pool's node boot timeout (MachineConfigPoolRollout spec.nodeBootTimeout, default 10m) counted
+from the boot. Healthy: it removes its record (/etc/machine-config-daemon/boot-guard.json) and
+exits. Not: it reverts the update's transaction to the previous config (files, units, kernel
+arguments, OS image), writes /etc/machine-config-daemon/boot-failed for the agent to report
+(Degraded, NodeBootFailed), and reboots, at most once per target.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := signalContext()
+			d, err := daemon.BootGuard(ctx, opts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "boot guard:", d.Why)
+			if d.Action == bootguard.Revert {
+				<-ctx.Done() // the reboot stops this unit
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&opts.Root, "root", "/", "where the node's root file system is mounted")

@@ -181,6 +181,7 @@ var apiCalls = []apiCall{
 	{daemon, "get", operator, "machineconfigurations", "", "", "cluster", "policies: node disruption policy"},
 	{daemon, "get", mcfg, "machineconfignodes", "", "", "", "machineConfigNodeStatus: its own, before its first status write"},
 	{daemon, "patch", mcfg, "machineconfignodes", "status", "", "", "patchMachineConfigNodeStatus: its own (daemon-mcn-policy.yaml)"},
+	{daemon, "list", rolloutGroup, "machineconfigpoolrollouts", "", "", "", "nodeBootTimeout: arming the boot guard before an update's reboot"},
 	{daemon, "create", "", "events", "", "default", "", "event: on its Node"},
 	{daemon, "patch", "", "events", "", "default", "", "event: repeated"},
 }

@@ -50,7 +50,10 @@ type Options struct {
 	// kubelet's configuration says it serves healthz.
 	Metrics          prometheus.Registerer
 	KubeletHealthURL string
-	Log              *slog.Logger
+	// GuardBinary is the file installed on the host as the boot guard's binary (default
+	// /proc/self/exe, this agent's own; tests give a small one).
+	GuardBinary string
+	Log         *slog.Logger
 }
 
 func (o *Options) defaults(root *noderoot.Root) {
@@ -77,6 +80,9 @@ func (o *Options) defaults(root *noderoot.Root) {
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
+	}
+	if o.GuardBinary == "" {
+		o.GuardBinary = "/proc/self/exe"
 	}
 }
 

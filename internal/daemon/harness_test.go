@@ -159,7 +159,7 @@ func startAgentWith(t *testing.T, name, root string, configure func(*daemon.Opti
 		defer close(ag.done)
 		for parent.Err() == nil {
 			ctx, stop := context.WithCancel(parent)
-			opts := daemon.Options{NodeName: name, Root: root, DriftInterval: time.Second, Systemd: ag.sd,
+			opts := daemon.Options{NodeName: name, Root: root, DriftInterval: time.Second, Systemd: ag.sd, GuardBinary: "/bin/true",
 				Rebooter: reboot.Func(func(context.Context, string) error {
 					// Every boot starts with an empty /run.
 					_ = os.Remove(filepath.Join(root, daemon.RebootPendingPath))

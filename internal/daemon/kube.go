@@ -23,17 +23,19 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/daemon/plan"
 )
 
 // agentScheme knows what the agent reads and writes: its Node and events, MachineConfigs, its
-// MachineConfigNode and MachineConfiguration. The shared scheme also registers the groups only
+// MachineConfigNode, MachineConfiguration and MachineConfigPoolRollouts. The shared scheme also registers the groups only
 // controllers use (CRDs, MachineSets), whose code every node would then page in.
 var agentScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(corev1.AddToScheme(s))
 	utilruntime.Must(mcfgv1.Install(s))
 	utilruntime.Must(operatorv1.Install(s))
+	utilruntime.Must(rolloutv1.AddToScheme(s)) // the pool's node boot timeout (bootguard_agent.go)
 	return s
 }()
 

@@ -47,6 +47,13 @@ func (a *Agent) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A boot into desired that the boot guard reverted: report it, and do not try desired
+	// again until it changes or an admin asks.
+	if failed, err := a.bootFailureHolds(node, desired, force); err != nil {
+		return err
+	} else if failed != nil {
+		return a.reportBootFailure(ctx, failed)
+	}
 	if current == desired && !force {
 		if current == "" {
 			// Nothing committed, no config on the Node: a node mco did not boot.

@@ -149,6 +149,12 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 		if err := a.markRebootPending(desired); err != nil {
 			return err
 		}
+		// Before the transaction too: the reboot it queues must find the guard armed, and a
+		// host without it would be stranded by a config that breaks the kubelet.
+		if err := a.armBootGuard(ctx, old, current, desired, next); err != nil {
+			return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootGuardUnavailable",
+				fmt.Errorf("refusing %s, nothing was written: %w", desired, err)), err)
+		}
 	}
 	// A stop (SIGTERM: the agent's pod replaced by an upgrade, or deleted) must not cut the
 	// transaction short: its systemctl calls would fail on the canceled context and the
@@ -157,6 +163,10 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	// after it is a crash, which the journal covers). A reboot it needs is left to the next
 	// agent (reboot-pending, below).
 	if err := a.apply(context.WithoutCancel(ctx), req, pl); err != nil {
+		if pl.NeedsReboot() {
+			// The guard record is part of the update: it goes with the rolled-back transaction.
+			err = errors.Join(err, a.disarmBootGuard())
+		}
 		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "UpdateFailed", err), err)
 	}
 	a.noteStep(machineconfignode.Step{Kind: machineconfignode.Applied, Current: current, Desired: desired, Reboot: pl.NeedsReboot(),

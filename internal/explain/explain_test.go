@@ -20,6 +20,7 @@ import (
 
 const (
 	driftReason   = `unexpected on-disk state validating against rendered-worker-old: content mismatch for file: "/etc/chrony.conf"`
+	bootFailed    = "NodeBootFailed: kubelet not healthy within 10m0s after the reboot into rendered-worker-new (no kubelet process is running); reverted to rendered-worker-old"
 	blockedPDB    = "pod shop/web-0 cannot be evicted: PodDisruptionBudget shop/web-pdb (The disruption budget web-pdb needs 2 healthy pods and has 2 currently)"
 	unreconcilabl = `cannot move from rendered-worker-old to rendered-worker-new on a running node: storage.directories "/var/lib/data": directories cannot be added or changed on a running node`
 )
@@ -46,6 +47,19 @@ func TestNode(t *testing.T) {
 			next:     []string{"reports Done as soon as it matches again"},
 			youCan:   []string{"undo the change to /etc/chrony.conf", "/run/machine-config-daemon-force", "kubectl get mc rendered-worker-old"},
 			evidence: []string{"annotation state=Degraded", "event Warning ConfigDriftDetected on node/w1 1m ago"},
+		},
+	}, {
+		name: "a broken boot the node reverted",
+		node: workerNode("w1", oldConfig, newConfig, a, "Degraded", protocol.ReasonAnnotation, bootFailed),
+		events: []corev1.Event{
+			event("Node", "w1", corev1.EventTypeWarning, "NodeBootFailed", bootFailed, time.Minute),
+		},
+		want: want{
+			summary:  []string{"Degraded (NodeBootFailed)"},
+			why:      []string{"did not come back healthy in time", "kubelet not healthy within 10m0s after the reboot into rendered-worker-new (no kubelet process is running); reverted to rendered-worker-old"},
+			next:     []string{"runs its previous config (rendered-worker-old) and stays cordoned", "does not try rendered-worker-new again"},
+			youCan:   []string{"`mco node retry w1`", "fix or delete the MachineConfig", "journalctl -u mco-boot-guard"},
+			evidence: []string{"event Warning NodeBootFailed on node/w1 1m ago"},
 		},
 	}, {
 		name: "drain blocked by a PodDisruptionBudget names pods and budget",

@@ -32,6 +32,7 @@ var agentReasons = []string{
 	"UpdateFailed", "DrainTimeout", "UnsupportedOSChange", "HostFileConflict", "HostFileUnreadable",
 	"BootedConfigMismatch", "BootedSystemUnknown", "FirstBootFailed", "FailedToLoadConfig",
 	"JournalStuck", "JournalAbandonFailed", "UpdateRefused", "KubeletConfigNotInEffect",
+	"NodeBootFailed", "BootGuardUnavailable",
 }
 
 // diagnose reads why the agent reports node n degraded, from its state and reason annotations
@@ -99,6 +100,20 @@ func diagnose(n *corev1.Node, events []corev1.Event) problem {
 	case "BootedConfigMismatch", "FirstBootFailed", "BootedSystemUnknown":
 		p.Next = "the node stays Degraded until what booted matches its config"
 		p.YouCan = []string{"`touch /run/machine-config-daemon-force` on the node: the agent stages what the booted system lacks and rewrites the config", logs}
+	case "NodeBootFailed":
+		// The reason says it all: "NodeBootFailed: <check> (<evidence>); reverted to <config>".
+		p.Why = "the node rebooted into its new config and did not come back healthy in time, so its boot guard (mco-boot-guard.service, which needs neither the kubelet nor a pod) undid the update: " +
+			strings.TrimPrefix(reason, "NodeBootFailed: ")
+		p.Next = fmt.Sprintf("the node runs its previous config (%s) and stays cordoned; its agent does not try %s again until the pool's target changes or you ask, and the pool starts no further node meanwhile (spec.onFailure of its MachineConfigPoolRollout says whether it also rolls back)",
+			orNone(n.Annotations[protocol.CurrentConfigAnnotation]), orNone(n.Annotations[protocol.DesiredConfigAnnotation]))
+		p.YouCan = []string{
+			"fix or delete the MachineConfig that broke the boot (`mco plan -f CHANGE.yaml` shows what a change does); the pool then gets a new target and this node goes on",
+			fmt.Sprintf("or try the same config again: `mco node retry %s` (the node reboots into it, guarded again)", n.Name),
+			"see what failed: the guard's record /etc/machine-config-daemon/boot-failed and `journalctl -u mco-boot-guard -u kubelet -b -1` on the node",
+		}
+	case "BootGuardUnavailable":
+		p.Next = "nothing was written; the agent tries again on every sync (an update that reboots needs the boot guard armed first)"
+		p.YouCan = []string{"make /usr/local/bin and /etc/systemd/system writable for the agent on the node, or fix what the reason names", logs}
 	default:
 		p.Next = "the agent re-checks on its next sync and reports Done once the cause is gone"
 		p.YouCan = []string{logs}

@@ -1,10 +1,12 @@
 package noderoot
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -23,6 +25,11 @@ type WriteOptions struct {
 // owned, given its mode and renamed over p; then the directory is synced. Readers see the old
 // or the new file, never a partial one. The parent directory must exist.
 func (r *Root) WriteFile(p string, data []byte, opts WriteOptions) error {
+	return r.WriteFrom(p, bytes.NewReader(data), opts)
+}
+
+// WriteFrom is WriteFile with the data read from src, for files too large to hold in memory.
+func (r *Root) WriteFrom(p string, src io.Reader, opts WriteOptions) error {
 	d, base, err := r.parent(p)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", p, err)
@@ -35,7 +42,7 @@ func (r *Root) WriteFile(p string, data []byte, opts WriteOptions) error {
 		return &os.PathError{Op: "create", Path: p, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), tmp)
-	err = fillTemp(f, data, opts)
+	err = fillTemp(f, src, opts)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -57,8 +64,8 @@ func (r *Root) WriteFile(p string, data []byte, opts WriteOptions) error {
 
 // fillTemp writes and syncs the data, then sets owner before mode: chown clears setuid and
 // setgid bits, so the other order would lose them.
-func fillTemp(f *os.File, data []byte, opts WriteOptions) error {
-	if _, err := f.Write(data); err != nil {
+func fillTemp(f *os.File, src io.Reader, opts WriteOptions) error {
+	if _, err := io.Copy(f, src); err != nil {
 		return err
 	}
 	if !opts.Deferred {
