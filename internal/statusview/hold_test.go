@@ -1,0 +1,49 @@
+package statusview
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+func TestHoldChange(t *testing.T) {
+	done := map[string]string{protocol.CurrentConfigAnnotation: "r1", protocol.DesiredConfigAnnotation: "r1", protocol.StateAnnotation: "Done"}
+	updating := map[string]string{protocol.CurrentConfigAnnotation: "r1", protocol.DesiredConfigAnnotation: "r2", protocol.StateAnnotation: "Working"}
+	failed := map[string]string{protocol.CurrentConfigAnnotation: "r1", protocol.DesiredConfigAnnotation: "r2", protocol.StateAnnotation: "Degraded"}
+	with := func(a map[string]string, hold string) map[string]string {
+		out := map[string]string{rolloutv1.HoldAnnotation: hold}
+		for k, v := range a {
+			out[k] = v
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		undo        bool
+		write       bool
+		line        string
+	}{
+		{"hold an idle node", done, false, true, "node/w: held; no update starts on it until `mco hold --undo w`"},
+		{"hold an updating node", updating, false, true, "node/w: held; its update to r2 is in progress and will finish; no further update starts on it until `mco hold --undo w`"},
+		{"hold a failed node: nothing in progress", failed, false, true, "node/w: held; no update starts on it until `mco hold --undo w`"},
+		{"already held", with(done, "true"), false, false, "node/w: already held; no update starts on it until `mco hold --undo w`"},
+		{"already held and updating", with(updating, "true"), false, false, "node/w: already held; its update to r2 is in progress and will finish; no further update starts on it until `mco hold --undo w`"},
+		{"a typo is corrected", with(done, "yes"), false, true, "node/w: held; no update starts on it until `mco hold --undo w`"},
+		{"release", with(done, "true"), true, true, "node/w: released; it is updated with its pool again (within maxUnavailable) if it is behind"},
+		{"release a node not held", done, true, false, "node/w: not held; nothing to release"},
+		{"release removes a hold that held nothing", with(done, "false"), true, true, "node/w: hold annotation \"false\" removed (it did not hold the node: only \"true\" does)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w", Annotations: tc.annotations}}
+			write, line := HoldChange(n, tc.undo)
+			if write != tc.write || line != tc.line {
+				t.Errorf("HoldChange = %v, %q; want %v, %q", write, line, tc.write, tc.line)
+			}
+		})
+	}
+}
