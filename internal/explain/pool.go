@@ -48,6 +48,8 @@ func Pool(c Cluster, name string) (Explanation, error) {
 		state = "Paused"
 	case done == len(members):
 		state = "Updated"
+	case done+len(byPhase[statusview.PhaseHeld]) == len(members):
+		state = "Waiting for held nodes"
 	}
 	x.Summary = fmt.Sprintf("%s: %d of %d nodes run %s", state, done, len(members), orNone(target))
 	if len(hs) > 0 {
@@ -80,6 +82,14 @@ func Pool(c Cluster, name string) (Explanation, error) {
 		x.Why = append(x.Why, bound("nodes mco did not boot wait for adoption (NodesAwaitingAdoption, not counted in the pool): "+cond.Message))
 		x.YouCan = appendOnce(x.YouCan, fmt.Sprintf("approve them all: `mco adopt --pool %s`, or one: `mco adopt NODE`; `mco plan --pool %s` shows what each adoption writes", name, name))
 	}
+	if heldNodes := byPhase[statusview.PhaseHeld]; len(heldNodes) > 0 {
+		x.Why = append(x.Why, fmt.Sprintf("%s held back by an admin (`mco hold`), so mcp/%s is not Updated; it waits for %s", count(len(heldNodes), "node is", "nodes are"), name, nameNodes(heldNodes)))
+		args := "NODE..."
+		if len(heldNodes) <= maxNamedNodes {
+			args = strings.Join(heldNodes, " ")
+		}
+		x.YouCan = appendOnce(x.YouCan, fmt.Sprintf("release them: `mco hold --undo %s`", args))
+	}
 	for _, h := range hs {
 		x.Why = append(x.Why, h.Why)
 		for _, y := range h.YouCan {
@@ -93,6 +103,8 @@ func Pool(c Cluster, name string) (Explanation, error) {
 		x.Next = "the render controller renders the pool's MachineConfigs and sets its target"
 	case done == len(members):
 		x.Next = "nothing until the pool gets a new target (a MachineConfig of the pool changes)"
+	case done+len(byPhase[statusview.PhaseHeld]) == len(members):
+		x.Next = "nothing until the held nodes are released; then they are updated like any waiting node"
 	default:
 		x.Next = "the node controller starts waiting nodes as the nodes updating now finish (maxUnavailable, pacing)"
 		x.Why = append(x.Why, statusview.PoolPacing(c.Policies, pool).Lines(c.Now)...)
@@ -117,7 +129,7 @@ func Pool(c Cluster, name string) (Explanation, error) {
 // phaseOrder is how doing lists nodes: furthest along first, waiting last.
 var phaseOrder = []statusview.Phase{
 	statusview.PhaseDegraded, statusview.PhaseRebooting, statusview.PhaseApplying, statusview.PhaseCordoned,
-	statusview.PhaseDraining, statusview.PhaseQueued, statusview.PhaseWaiting,
+	statusview.PhaseDraining, statusview.PhaseQueued, statusview.PhaseWaiting, statusview.PhaseHeld,
 }
 
 // doing says which nodes are at which step, naming a few per step.

@@ -1,8 +1,11 @@
 package statusview
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -45,5 +48,40 @@ func TestHoldChange(t *testing.T) {
 				t.Errorf("HoldChange = %v, %q; want %v, %q", write, line, tc.write, tc.line)
 			}
 		})
+	}
+}
+
+// The nodes table shows a hold and a priority; a node with neither reads as before.
+func TestHeldInNodesTable(t *testing.T) {
+	pool := mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "worker"}}
+	pool.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"role": "worker"}}
+	pool.Spec.Configuration.Name = "r2"
+	mk := func(name, current, desired, state string, more ...string) corev1.Node {
+		a := map[string]string{protocol.CurrentConfigAnnotation: current, protocol.DesiredConfigAnnotation: desired, protocol.StateAnnotation: state}
+		for i := 0; i+1 < len(more); i += 2 {
+			a[more[i]] = more[i+1]
+		}
+		return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"role": "worker"}, Annotations: a}}
+	}
+	rows := Nodes([]mcfgv1.MachineConfigPool{pool}, []corev1.Node{
+		mk("a", "r1", "r1", "Done", rolloutv1.HoldAnnotation, "true"),
+		mk("b", "r1", "r2", "Working", rolloutv1.HoldAnnotation, "true", rolloutv1.UpdatePriorityAnnotation, "10"),
+		mk("c", "r1", "r1", "Done", rolloutv1.UpdatePriorityAnnotation, "-3"),
+		mk("d", "r1", "r1", "Done"),
+	})
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Name+"="+r.PhaseColumn())
+	}
+	want := []string{"a=held", "b=applying, held, priority 10", "c=waiting, priority -3", "d=waiting"}
+	if !slices.Equal(got, want) {
+		t.Errorf("phases %q, want %q", got, want)
+	}
+	var b strings.Builder
+	if err := WriteTables(&b, nil, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "applying, held, priority 10") {
+		t.Errorf("table:\n%s", b.String())
 	}
 }
