@@ -56,6 +56,23 @@ func HoldProblems(nodes []*corev1.Node) []string {
 	return out
 }
 
+// OnlyHeldBehind: the pool waits for nothing but held nodes. At least one node is not on the
+// target, and every such node is held and idle (Done on its config, no reboot queued): nothing
+// moves until an admin releases one, so the pool is not Updating, and not stalled either.
+func OnlyHeldBehind(nodes []*corev1.Node, target string) bool {
+	behind := false
+	for _, n := range nodes {
+		if UpdatedTo(n, target) {
+			continue
+		}
+		if !Held(n) || Updating(n) {
+			return false
+		}
+		behind = true
+	}
+	return behind
+}
+
 // setHeld reports the held nodes not on the target, which the pool waits for (NodesHeld). A
 // pool that never had one gets no condition at all, so a cluster that holds no node shows
 // exactly the conditions it did before holds existed.

@@ -68,6 +68,9 @@ type Decision struct {
 	Status mcfgv1.MachineConfigPoolStatus
 	// Completed is true when this decision moves status.configuration to Target.
 	Completed bool
+	// OnlyHeld is true when the pool waits for nothing but held nodes (OnlyHeldBehind): no node
+	// starts until an admin releases one, on purpose, as for a paused pool.
+	OnlyHeld bool
 	// Problems are pool misconfigurations worth an event (e.g. an unparsable maxUnavailable).
 	Problems []string
 	// Unresponsive are the nodes NotReady past the threshold in the middle of an update; while
@@ -114,6 +117,7 @@ func Decide(in Input) Decision {
 	}
 	d.AwaitingAdoption = slices.DeleteFunc(d.AwaitingAdoption, func(a Awaiting) bool { return slices.Contains(d.Adopted, a.Node) })
 	d.Status, d.Completed = computeStatus(in.Pool, after, d.Unresponsive, threshold, in.Now)
+	d.OnlyHeld = d.Target != "" && OnlyHeldBehind(after, d.Target)
 	if d.Target != "" {
 		setAwaitingAdoption(&d.Status, in.Pool.Name, d.AwaitingAdoption, in.Now)
 	}

@@ -28,15 +28,12 @@ func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, lost []
 	st.MachineCount = int32(len(nodes))
 	st.UpdatedMachineCount, st.ReadyMachineCount, st.UnavailableMachineCount, st.DegradedMachineCount = 0, 0, 0, 0
 	var degraded, blocked, held []*corev1.Node
-	waitingOnHoldOnly := true // every node not on the target is held and idle
 	for _, n := range nodes {
 		if UpdatedTo(n, target) {
 			st.UpdatedMachineCount++
 			if Ready(n) {
 				st.ReadyMachineCount++
 			}
-		} else if !Held(n) || Updating(n) {
-			waitingOnHoldOnly = false
 		}
 		if Held(n) && desired(n) != target {
 			held = append(held, n)
@@ -68,7 +65,7 @@ func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, lost []
 		switch {
 		case pool.Spec.Paused:
 			poolcondition.Set(&st, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionFalse, "", fmt.Sprintf("Pool is paused; will not update to %s", target), now)
-		case waitingOnHoldOnly && len(held) > 0:
+		case OnlyHeldBehind(nodes, target):
 			// Nothing is moving: saying Updating would promise progress no one will make.
 			poolcondition.Set(&st, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionFalse, "", fmt.Sprintf("Only held nodes are not on MachineConfig %s; they update once released", target), now)
 		default:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,11 +56,17 @@ func TestHoldAndPriority(t *testing.T) {
 	if d := getNode(t, ctx, nodes[0]).Annotations[protocol.DesiredConfigAnnotation]; d != oldCfg {
 		t.Fatalf("the held node was targeted at %s", d)
 	}
+	if v := testutil.ToFloat64(poolHeld.WithLabelValues(role)); v != 1 {
+		t.Errorf("mco_pool_held = %v while only a held node is behind, want 1 (a stall alert would fire)", v)
+	}
 
 	annotateNode(t, ctx, nodes[0], map[string]string{rolloutv1.HoldAnnotation: ""})
 	p = waitPool(t, ctx, role, "Updated once released", 30*time.Second, updatedTo(newCfg, 3))
 	if c := poolcondition.Get(&p.Status, poolcondition.NodesHeld); c == nil || c.Status != corev1.ConditionFalse {
 		t.Errorf("NodesHeld after the release: %+v, want False", c)
+	}
+	if v := testutil.ToFloat64(poolHeld.WithLabelValues(role)); v != 0 {
+		t.Errorf("mco_pool_held = %v once Updated, want 0", v)
 	}
 	if got := order(); !slices.Equal(got, []string{nodes[2], nodes[1], nodes[0]}) {
 		t.Errorf("targeted in order %v", got)
