@@ -213,6 +213,9 @@ func TestStatusHeld(t *testing.T) {
 					t.Errorf("%s = %+v, want %s", c.t, got, c.want)
 				}
 			}
+			if want := tc.updating == corev1.ConditionFalse && tc.heldStatus == corev1.ConditionTrue; d.OnlyHeld != want {
+				t.Errorf("OnlyHeld = %v, want %v", d.OnlyHeld, want)
+			}
 			got := poolcondition.Get(&d.Status, poolcondition.NodesHeld)
 			switch {
 			case tc.heldStatus == "" && got != nil:
