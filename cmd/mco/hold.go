@@ -65,10 +65,16 @@ func holdNodes(ctx context.Context, cmd *cobra.Command, c client.Client, names [
 	}
 	for _, n := range nodes {
 		write, line := statusview.HoldChange(n, undo)
+		read := n.DeepCopy()
 		if write {
+			// The patch answers with the Node as written: a config the node controller gave it
+			// between our read and our write shows there.
 			if err := setHold(ctx, c, n, undo); err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
 			}
+		}
+		if late := statusview.TargetedMeanwhile(read, n); late != "" && !undo {
+			line += "; " + late
 		}
 		fmt.Fprintln(cmd.OutOrStdout(), line)
 	}

@@ -44,3 +44,14 @@ func updateInProgress(n *corev1.Node) string {
 	}
 	return "its update to " + desired
 }
+
+// TargetedMeanwhile says what a hold can no longer stop: the node controller gave the node a
+// config between the read (before) and the hold's write (after), so that update goes on. ""
+// when its desired config did not move.
+func TargetedMeanwhile(before, after *corev1.Node) string {
+	was, is := before.Annotations[protocol.DesiredConfigAnnotation], after.Annotations[protocol.DesiredConfigAnnotation]
+	if was == is {
+		return ""
+	}
+	return fmt.Sprintf("but the node controller gave it %s just before the hold: that update goes on and finishes", is)
+}

@@ -85,3 +85,15 @@ func TestHeldInNodesTable(t *testing.T) {
 		t.Errorf("table:\n%s", b.String())
 	}
 }
+
+func TestTargetedMeanwhile(t *testing.T) {
+	mk := func(desired string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w", Annotations: map[string]string{protocol.DesiredConfigAnnotation: desired}}}
+	}
+	if got := TargetedMeanwhile(mk("r1"), mk("r1")); got != "" {
+		t.Errorf("unchanged: %q", got)
+	}
+	if got, want := TargetedMeanwhile(mk("r1"), mk("r2")), "but the node controller gave it r2 just before the hold: that update goes on and finishes"; got != want {
+		t.Errorf("moved: %q, want %q", got, want)
+	}
+}
