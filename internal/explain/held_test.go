@@ -82,6 +82,11 @@ func TestHeldPool(t *testing.T) {
 			doing:   []string{"applying w1; held w2"},
 			why:     []string{"1 node is held back"},
 		},
+	}, {
+		name: "a held node is not one of the nodes waiting for capacity",
+		nodes: []corev1.Node{workerNode("w1", oldConfig, newConfig, protocol.StateAnnotation, "Working"), workerNode("w2", oldConfig, oldConfig, h, "true"),
+			workerNode("w3", oldConfig, oldConfig)},
+		want: want{why: []string{"maxUnavailable is 1 and 1 node is unavailable (w1)"}, next: []string{"1 waiting node starts"}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			x, err := Pool(Cluster{Now: now, Pools: []mcfgv1.MachineConfigPool{workerPool(t, newConfig)}, Nodes: tc.nodes}, "worker")
