@@ -81,6 +81,9 @@ func TestHeldInNodesTable(t *testing.T) {
 	if err := WriteTables(&b, nil, rows); err != nil {
 		t.Fatal(err)
 	}
+	if rows[0].Reason != "held back by an admin; `mco hold --undo a` releases it" || rows[1].Reason != "" {
+		t.Errorf("reasons %q, %q", rows[0].Reason, rows[1].Reason)
+	}
 	if !strings.Contains(b.String(), "applying, held, priority 10") {
 		t.Errorf("table:\n%s", b.String())
 	}

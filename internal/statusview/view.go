@@ -106,6 +106,9 @@ func Nodes(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []NodeRow {
 		}
 		if p, ok := byName[pool]; ok {
 			row.Phase = NodePhase(n, p.Spec.Configuration.Name)
+			if row.Phase == PhaseHeld && row.Reason == "" {
+				row.Reason = fmt.Sprintf("held back by an admin; `mco hold --undo %s` releases it", n.Name)
+			}
 			if a, awaiting := rollout.AwaitingAdoption(n, p); awaiting && row.Reason == "" {
 				row.Reason = adoptionReason(a)
 			}
