@@ -13,7 +13,7 @@ func addCommands(root *cobra.Command) {
 	root.AddCommand(newDaemonCommand())
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newStatusCommand(), newRolloutCommand())
-	root.AddCommand(newExplainCommand(), newAdoptCommand())
+	root.AddCommand(newExplainCommand(), newAdoptCommand(), newHoldCommand())
 	root.AddCommand(newDiagnoseCommand())
 	root.AddCommand(newNodeCommand())
 }

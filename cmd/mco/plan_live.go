@@ -155,7 +155,7 @@ func printReport(w io.Writer, r *changeplan.Report, set *manifest.Set) error {
 		return err
 	}
 	if anyFlagged(r) {
-		fmt.Fprintln(w, "* mid-update or with a reboot queued: see the node's note below")
+		fmt.Fprintln(w, "* mid-update, with a reboot queued, or held: see the node's note below")
 	}
 	for _, p := range r.Pools {
 		fmt.Fprintf(w, "\n=== pool %s: %s\n", p.Pool, p.Summary)
@@ -216,7 +216,7 @@ func nodeList(nodes []changeplan.Node) string {
 	names := make([]string, len(nodes))
 	for i, n := range nodes {
 		names[i] = n.Name
-		if n.RebootPending || n.Moving {
+		if n.RebootPending || n.Moving || n.Held {
 			names[i] += "*"
 		}
 	}

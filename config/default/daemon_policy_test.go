@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
 )
@@ -108,6 +109,9 @@ func TestDaemonNodePolicy(t *testing.T) {
 			// An agent cannot approve its own adoption, nor choose what it is offered.
 			{annotationsPatch(map[string]*string{protocol.AdoptAnnotation: ptr.To(protocol.AdoptApproved)}), []string{ann(protocol.AdoptAnnotation)}},
 			{annotationsPatch(map[string]*string{protocol.AdoptionTargetAnnotation: ptr.To("rendered-worker-evil")}), []string{ann(protocol.AdoptionTargetAnnotation)}},
+			// Nor release its own hold, or put itself first.
+			{annotationsPatch(map[string]*string{rolloutv1.HoldAnnotation: ptr.To("false")}), []string{ann(rolloutv1.HoldAnnotation)}},
+			{annotationsPatch(map[string]*string{rolloutv1.UpdatePriorityAnnotation: ptr.To("1000")}), []string{ann(rolloutv1.UpdatePriorityAnnotation)}},
 			{annotationsPatch(map[string]*string{protocol.LastAppliedDrainAnnotation: ptr.To(protocol.DrainRequest(cfgB))}), []string{ann(protocol.LastAppliedDrainAnnotation)}},
 			{annotationsPatch(map[string]*string{protocol.DrainBlockedAnnotation: nil, "example.com/other": ptr.To("x")}),
 				[]string{ann(protocol.DrainBlockedAnnotation), ann("example.com/other")}},

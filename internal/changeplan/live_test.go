@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/daemon/plan"
 	"github.com/mco-dev/mco/internal/protocol"
@@ -159,6 +160,28 @@ func TestGroupNodes(t *testing.T) {
 	}
 	if len(b) != 2 || b[0].Name != "w-1" || !b[0].RebootPending || b[0].Moving || b[1].Moving || b[1].RebootPending || len(b[1].Notes) != 0 {
 		t.Errorf("rendered-b group %+v: want w-1 with a reboot pending, w-2 plain", b)
+	}
+}
+
+// A held node is flagged, with what holding it means; a priority is noted as counted.
+func TestGroupNodesHeld(t *testing.T) {
+	groups := GroupNodes([]*corev1.Node{
+		node("w-0", "rendered-a", "rendered-a", nil, rolloutv1.HoldAnnotation, "true", rolloutv1.UpdatePriorityAnnotation, "5"),
+		node("w-1", "rendered-a", "rendered-b", nil, rolloutv1.HoldAnnotation, "true", protocol.StateAnnotation, string(protocol.NodeWorking)),
+		node("w-2", "rendered-a", "rendered-a", nil, rolloutv1.HoldAnnotation, "no", rolloutv1.UpdatePriorityAnnotation, "first"),
+	})
+	if len(groups) != 1 || len(groups[0].Nodes) != 3 {
+		t.Fatalf("groups %+v", groups)
+	}
+	w0, w1, w2 := groups[0].Nodes[0], groups[0].Nodes[1], groups[0].Nodes[2]
+	if !w0.Held || w0.Moving || strings.Join(w0.Notes, "\n") != "held (`mco hold`): not updated until released with `mco hold --undo w-0`\nupdate priority 5 (counted as 5): nodes with a higher one are updated first" {
+		t.Errorf("w-0 %+v", w0)
+	}
+	if !w1.Held || !strings.Contains(strings.Join(w1.Notes, " "), "the update in progress finishes first") {
+		t.Errorf("w-1 %+v", w1)
+	}
+	if w2.Held || strings.Join(w2.Notes, "\n") != "update priority first (counted as 0): nodes with a higher one are updated first" {
+		t.Errorf("w-2 %+v", w2)
 	}
 }
 

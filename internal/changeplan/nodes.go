@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 )
@@ -34,8 +35,11 @@ type Node struct {
 	Moving bool `json:"moving,omitempty"`
 	// RebootPending: the agent has a reboot queued (post-config-action Rebooting); the node
 	// reboots whatever the plan says.
-	RebootPending bool     `json:"rebootPending,omitempty"`
-	Notes         []string `json:"notes,omitempty"`
+	RebootPending bool `json:"rebootPending,omitempty"`
+	// Held: an admin holds the node back (`mco hold`): the node controller does not give it
+	// the pool's new config until it is released, so the plan applies to it only then.
+	Held  bool     `json:"held,omitempty"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // GroupNodes groups a pool's members by their current config, groups by config name and nodes
@@ -79,6 +83,17 @@ func nodeOf(n *corev1.Node) Node {
 			note += ", state " + state
 		}
 		out.Notes = append(out.Notes, note+"; it may already be drained or rebooted for that move, and the plan is from its current config")
+	}
+	if rollout.Held(n) {
+		out.Held = true
+		note := fmt.Sprintf("held (`mco hold`): not updated until released with `mco hold --undo %s`", n.Name)
+		if out.Moving {
+			note += "; the update in progress finishes first"
+		}
+		out.Notes = append(out.Notes, note)
+	}
+	if p := a[rolloutv1.UpdatePriorityAnnotation]; p != "" {
+		out.Notes = append(out.Notes, fmt.Sprintf("update priority %s (counted as %d): nodes with a higher one are updated first", p, rollout.Priority(n)))
 	}
 	if rollout.Degraded(n) && a[protocol.ReasonAnnotation] != "" {
 		out.Notes = append(out.Notes, "agent reports: "+a[protocol.ReasonAnnotation])

@@ -114,7 +114,7 @@ func capacityHold(c Cluster, pool *mcfgv1.MachineConfigPool) (hold, bool) {
 		if rollout.Unavailable(n) {
 			unavailable = append(unavailable, n.Name)
 		}
-		if n.Annotations[protocol.DesiredConfigAnnotation] != target && !rollout.Unavailable(n) {
+		if n.Annotations[protocol.DesiredConfigAnnotation] != target && !rollout.Unavailable(n) && !rollout.Held(n) {
 			waiting = append(waiting, n.Name)
 		}
 	}

@@ -159,6 +159,9 @@ func (e nodeExplainer) explain(x *Explanation) {
 		x.Doing = fmt.Sprintf("the agent is checking that the node runs %s (what booted, what is on disk) before it reports Done", current)
 		x.Next = fmt.Sprintf("the agent reports Done once the node matches %s; until then %s counts the node unavailable", current, in)
 		x.YouCan = []string{"if this lasts, check the node's agent: `journalctl -u mco-daemon` on it"}
+	case target != "" && desired != target && rollout.Held(n):
+		e.held(x, current, target, in)
+		return
 	case target != "" && desired != target:
 		e.waiting(x, current, target, in)
 	default:
@@ -173,6 +176,9 @@ func (e nodeExplainer) explain(x *Explanation) {
 			x.Why = append(x.Why, "the node is not Ready (or reports pressure), but not because of mco: it is not updating; it counts as unavailable in its pool")
 			x.YouCan = append(x.YouCan, fmt.Sprintf("look at the kubelet: `kubectl describe node %s`, `journalctl -u kubelet` on it", n.Name))
 		}
+	}
+	if rollout.Held(n) {
+		e.heldAside(x)
 	}
 }
 

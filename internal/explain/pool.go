@@ -49,6 +49,8 @@ func Pool(c Cluster, name string) (Explanation, error) {
 		state = "Paused"
 	case done == len(members):
 		state = "Updated"
+	case done+len(byPhase[statusview.PhaseHeld]) == len(members):
+		state = "Waiting for held nodes"
 	}
 	rb := rolledBack(pool)
 	x.Summary = fmt.Sprintf("%s: %d of %d nodes run %s", state, done, len(members), orNone(target))
@@ -89,6 +91,14 @@ func Pool(c Cluster, name string) (Explanation, error) {
 		x.Why = append(x.Why, rb.Why)
 		x.YouCan = append(x.YouCan, rb.YouCan...)
 	}
+	if heldNodes := byPhase[statusview.PhaseHeld]; len(heldNodes) > 0 {
+		x.Why = append(x.Why, fmt.Sprintf("%s held back by an admin (`mco hold`), so mcp/%s is not Updated; it waits for %s", count(len(heldNodes), "node is", "nodes are"), name, nameNodes(heldNodes)))
+		args := "NODE..."
+		if len(heldNodes) <= maxNamedNodes {
+			args = strings.Join(heldNodes, " ")
+		}
+		x.YouCan = appendOnce(x.YouCan, fmt.Sprintf("release them: `mco hold --undo %s`", args))
+	}
 	for _, h := range hs {
 		x.Why = append(x.Why, h.Why)
 		for _, y := range h.YouCan {
@@ -104,6 +114,8 @@ func Pool(c Cluster, name string) (Explanation, error) {
 		x.Next = rb.Next
 	case done == len(members):
 		x.Next = "nothing until the pool gets a new target (a MachineConfig of the pool changes)"
+	case done+len(byPhase[statusview.PhaseHeld]) == len(members):
+		x.Next = "nothing until the held nodes are released; then they are updated like any waiting node"
 	default:
 		x.Next = "the node controller starts waiting nodes as the nodes updating now finish (maxUnavailable, pacing)"
 		x.Why = append(x.Why, statusview.PoolPacing(c.Policies, pool).Lines(c.Now)...)
@@ -133,7 +145,7 @@ func Pool(c Cluster, name string) (Explanation, error) {
 // phaseOrder is how doing lists nodes: furthest along first, waiting last.
 var phaseOrder = []statusview.Phase{
 	statusview.PhaseDegraded, statusview.PhaseRebooting, statusview.PhaseApplying, statusview.PhaseCordoned,
-	statusview.PhaseDraining, statusview.PhaseQueued, statusview.PhaseWaiting,
+	statusview.PhaseDraining, statusview.PhaseQueued, statusview.PhaseWaiting, statusview.PhaseHeld,
 }
 
 // doing says which nodes are at which step, naming a few per step.

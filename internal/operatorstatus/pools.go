@@ -13,7 +13,7 @@ import (
 )
 
 // poolStatus is one pool's line in status.extension, in OpenShift's operator's words, with
-// mco's NodeUnresponsive and a paused pool added.
+// mco's NodeUnresponsive, a paused pool and one waiting only for held nodes added.
 func poolStatus(p *mcfgv1.MachineConfigPool) string {
 	st := &p.Status
 	for _, d := range []struct {
@@ -34,6 +34,9 @@ func poolStatus(p *mcfgv1.MachineConfigPool) string {
 	case poolcondition.IsTrue(st, mcfgv1.MachineConfigPoolUpdating):
 		return fmt.Sprintf("%d (ready %d) out of %d nodes are updating to latest configuration %s",
 			st.UpdatedMachineCount, st.ReadyMachineCount, st.MachineCount, p.Spec.Configuration.Name)
+	case poolcondition.IsTrue(st, poolcondition.NodesHeld):
+		return fmt.Sprintf("pool waits for held nodes with %d out of %d nodes at latest configuration %s: %s",
+			st.UpdatedMachineCount, st.MachineCount, p.Spec.Configuration.Name, poolcondition.Get(st, poolcondition.NodesHeld).Message)
 	case p.Spec.Paused && p.Spec.Configuration.Name != "":
 		return fmt.Sprintf("pool is paused with %d out of %d nodes at latest configuration %s",
 			st.UpdatedMachineCount, st.MachineCount, p.Spec.Configuration.Name)

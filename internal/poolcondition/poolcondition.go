@@ -23,6 +23,11 @@
 //     how to approve. Written by the node controller; False when none waits. Not part of
 //     Degraded: such nodes are not counted by the pool yet, and waiting for the admin is the
 //     exchange working as designed.
+//   - NodesHeld (mco only): nodes an admin holds back (`mco hold`) are not on the pool's target,
+//     so the pool waits for them and is not Updated; the message names each with the config it
+//     runs and how to release them. Written by the node controller, only once a pool has had a
+//     held node (False after), so a cluster that holds none has no such condition. Not part of
+//     Degraded: a hold is the admin's choice, not a failure.
 //   - RenderWarnings (mco only): the MachineConfigs of the pool's target carry keys Ignition
 //     only warns about (ignored, or read as the field they spell in another case); the message
 //     names each MachineConfig, field, line and column. Written by the render controller; False
@@ -54,6 +59,9 @@ const NodesAwaitingAdoption mcfgv1.MachineConfigPoolConditionType = "NodesAwaiti
 
 // RolledBack is the condition type mco adds to a pool held on an earlier rendered config.
 const RolledBack mcfgv1.MachineConfigPoolConditionType = "RolledBack"
+
+// NodesHeld is the condition type mco adds for held nodes the pool waits for.
+const NodesHeld mcfgv1.MachineConfigPoolConditionType = "NodesHeld"
 
 // NodeUnresponsive is the condition type mco adds for nodes that do not come back from an update.
 const NodeUnresponsive mcfgv1.MachineConfigPoolConditionType = "NodeUnresponsive"

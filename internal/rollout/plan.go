@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -67,6 +68,9 @@ type Decision struct {
 	Status mcfgv1.MachineConfigPoolStatus
 	// Completed is true when this decision moves status.configuration to Target.
 	Completed bool
+	// OnlyHeld is true when the pool waits for nothing but held nodes (OnlyHeldBehind): no node
+	// starts until an admin releases one, on purpose, as for a paused pool.
+	OnlyHeld bool
 	// Problems are pool misconfigurations worth an event (e.g. an unparsable maxUnavailable).
 	Problems []string
 	// Unresponsive are the nodes NotReady past the threshold in the middle of an update; while
@@ -90,6 +94,8 @@ func Decide(in Input) Decision {
 	if threshold <= 0 {
 		threshold = DefaultNotReadyThreshold
 	}
+	d.Problems = append(d.Problems, HoldProblems(in.Nodes)...)
+	d.Problems = append(d.Problems, HoldProblems(in.Unmanaged)...)
 	d.Unresponsive, d.RecheckAfter = unresponsive(in.Nodes, threshold, in.Now.Time)
 	d.Offers = append(offers(in.Nodes, d.Target), offers(in.Unmanaged, d.Target)...)
 	var adoptable []*corev1.Node
@@ -111,6 +117,7 @@ func Decide(in Input) Decision {
 	}
 	d.AwaitingAdoption = slices.DeleteFunc(d.AwaitingAdoption, func(a Awaiting) bool { return slices.Contains(d.Adopted, a.Node) })
 	d.Status, d.Completed = computeStatus(in.Pool, after, d.Unresponsive, threshold, in.Now)
+	d.OnlyHeld = d.Target != "" && OnlyHeldBehind(after, d.Target)
 	if d.Target != "" {
 		setAwaitingAdoption(&d.Status, in.Pool.Name, d.AwaitingAdoption, in.Now)
 	}
@@ -141,7 +148,9 @@ func MaxUnavailable(pool *mcfgv1.MachineConfigPool, n int) (int, error) {
 // starts an update to the new target as much as a healthy node does. One whose agent did begin
 // (drain asked, written, reboot queued) finishes that update first; it is no candidate before.
 // Nodes approved for adoption (adoptable) are healthy candidates like the pool's own: not
-// unavailable while they wait (they are not counted yet), ordered among the others.
+// unavailable while they wait (they are not counted yet), ordered among the others. A held node
+// is never chosen, in any of these roles: the admin releases it (an update its agent already
+// began, for any target, finishes by the rules above; nothing here stops an agent).
 func nextNodes(nodes, adoptable []*corev1.Node, target string, limit int, budget *int) (next, superseded []string, started int) {
 	unavailable := 0
 	var retarget, moved, healthy []*corev1.Node
@@ -151,6 +160,7 @@ func nextNodes(nodes, adoptable []*corev1.Node, target string, limit int, budget
 		}
 		switch {
 		case desired(n) == target:
+		case Held(n):
 		case Superseded(n, target):
 			moved = append(moved, n)
 		case updateUnderway(n):
@@ -163,7 +173,11 @@ func nextNodes(nodes, adoptable []*corev1.Node, target string, limit int, budget
 			healthy = append(healthy, n)
 		}
 	}
-	healthy = append(healthy, adoptable...)
+	for _, n := range adoptable {
+		if !Held(n) {
+			healthy = append(healthy, n)
+		}
+	}
 	SortCandidates(retarget)
 	SortCandidates(moved)
 	for _, n := range retarget {
@@ -190,13 +204,17 @@ func nextNodes(nodes, adoptable []*corev1.Node, target string, limit int, budget
 	return next, superseded, len(moved) + start
 }
 
-// SortCandidates orders nodes zoned first (by zone name), then unzoned; within each, oldest
-// first; the name breaks ties so the order is total.
+// SortCandidates orders nodes by update priority, highest first (see Priority); among equal
+// priorities zoned first (by zone name), then unzoned; within each, oldest first; the name
+// breaks ties so the order is total.
 func SortCandidates(nodes []*corev1.Node) {
 	slices.SortStableFunc(nodes, compareCandidates)
 }
 
 func compareCandidates(a, b *corev1.Node) int {
+	if c := cmp.Compare(Priority(b), Priority(a)); c != 0 {
+		return c
+	}
 	za, zb := a.Labels[ZoneLabel], b.Labels[ZoneLabel]
 	switch {
 	case (za == "") != (zb == ""):

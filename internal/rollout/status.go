@@ -27,13 +27,16 @@ func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, lost []
 	st.ObservedGeneration = pool.Generation
 	st.MachineCount = int32(len(nodes))
 	st.UpdatedMachineCount, st.ReadyMachineCount, st.UnavailableMachineCount, st.DegradedMachineCount = 0, 0, 0, 0
-	var degraded, blocked []*corev1.Node
+	var degraded, blocked, held []*corev1.Node
 	for _, n := range nodes {
 		if UpdatedTo(n, target) {
 			st.UpdatedMachineCount++
 			if Ready(n) {
 				st.ReadyMachineCount++
 			}
+		}
+		if Held(n) && desired(n) != target {
+			held = append(held, n)
 		}
 		if Unavailable(n) {
 			st.UnavailableMachineCount++
@@ -59,9 +62,13 @@ func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, lost []
 		st.Configuration = pool.Spec.Configuration
 	} else {
 		poolcondition.Set(&st, mcfgv1.MachineConfigPoolUpdated, corev1.ConditionFalse, "", "", now)
-		if pool.Spec.Paused {
+		switch {
+		case pool.Spec.Paused:
 			poolcondition.Set(&st, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionFalse, "", fmt.Sprintf("Pool is paused; will not update to %s", target), now)
-		} else {
+		case OnlyHeldBehind(nodes, target):
+			// Nothing is moving: saying Updating would promise progress no one will make.
+			poolcondition.Set(&st, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionFalse, "", fmt.Sprintf("Only held nodes are not on MachineConfig %s; they update once released", target), now)
+		default:
 			poolcondition.Set(&st, mcfgv1.MachineConfigPoolUpdating, corev1.ConditionTrue, "", fmt.Sprintf("All nodes are updating to MachineConfig %s", target), now)
 		}
 	}
@@ -85,6 +92,7 @@ func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, lost []
 	} else {
 		poolcondition.Set(&st, poolcondition.DrainBlocked, corev1.ConditionFalse, "", "", now)
 	}
+	setHeld(&st, held, now)
 	return st, completed
 }
 

@@ -19,6 +19,7 @@ const (
 	PhaseRebooting Phase = "rebooting" // a reboot is queued or under way
 	PhaseDone      Phase = "done"      // on the pool's config
 	PhaseDegraded  Phase = "degraded"  // the agent reported an error
+	PhaseHeld      Phase = "held"      // not targeted, and held back by an admin (`mco hold`)
 	// A node mco did not boot, not managed yet:
 	PhaseJoining  Phase = "joining"  // no agent report yet (its pool offered it its config)
 	PhaseAdoption Phase = "adoption" // its agent found what adopting it changes; waits for approval or room
@@ -42,6 +43,8 @@ func NodePhase(n *corev1.Node, target string) Phase {
 		return PhaseRebooting
 	case rollout.UpdatedTo(n, target):
 		return PhaseDone
+	case desired != target && rollout.Held(n):
+		return PhaseHeld
 	case desired != target:
 		return PhaseWaiting
 	case drainRequest == protocol.DrainRequest(desired) && lastDrain != drainRequest:

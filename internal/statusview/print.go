@@ -24,7 +24,7 @@ func WriteTables(w io.Writer, pools []PoolRow, nodes []NodeRow) error {
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "NODE\tPOOL\tCURRENT\tDESIRED\tSTATE\tPHASE\tREASON")
 	for _, n := range nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, orDash(n.Pool), orDash(n.Current), orDash(n.Desired), orDash(n.State), orDash(string(n.Phase)), orDash(n.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, orDash(n.Pool), orDash(n.Current), orDash(n.Desired), orDash(n.State), orDash(n.PhaseColumn()), orDash(n.Reason))
 	}
 	return tw.Flush()
 }

@@ -30,6 +30,23 @@ type PoolRow struct {
 type NodeRow struct {
 	Name, Pool, Current, Desired, State, Reason string
 	Phase                                       Phase
+	// Held: an admin holds the node back (`mco hold`); shown beside a phase that is not held.
+	Held bool
+	// Priority is the node's update-priority annotation as written, "" when unset.
+	Priority string
+}
+
+// PhaseColumn is the phase with what orders the node: its hold, when the phase does not say it
+// already, and its update priority.
+func (r NodeRow) PhaseColumn() string {
+	out := string(r.Phase)
+	if r.Held && r.Phase != PhaseHeld {
+		out = strings.TrimPrefix(out+", held", ", ")
+	}
+	if r.Priority != "" {
+		out = strings.TrimPrefix(out+", priority "+r.Priority, ", ")
+	}
+	return out
 }
 
 // Pools summarises each pool's status and its pacing by policies, sorted by name.
@@ -80,6 +97,7 @@ func Nodes(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []NodeRow {
 		row := NodeRow{
 			Name: n.Name, Pool: pool, Current: a[protocol.CurrentConfigAnnotation], Desired: a[protocol.DesiredConfigAnnotation],
 			State: a[protocol.StateAnnotation], Reason: firstLine(a[protocol.ReasonAnnotation]),
+			Held: rollout.Held(n), Priority: a[rolloutv1.UpdatePriorityAnnotation],
 		}
 		if pool == "" && row.Reason == "" {
 			// Unmanaged nodes are the ones an admin misses most (a kubeadm node has no role
@@ -88,6 +106,9 @@ func Nodes(pools []mcfgv1.MachineConfigPool, nodes []corev1.Node) []NodeRow {
 		}
 		if p, ok := byName[pool]; ok {
 			row.Phase = NodePhase(n, p.Spec.Configuration.Name)
+			if row.Phase == PhaseHeld && row.Reason == "" {
+				row.Reason = fmt.Sprintf("held back by an admin; `mco hold --undo %s` releases it", n.Name)
+			}
 			if a, awaiting := rollout.AwaitingAdoption(n, p); awaiting && row.Reason == "" {
 				row.Reason = adoptionReason(a)
 			}

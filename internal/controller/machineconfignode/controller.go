@@ -70,8 +70,18 @@ var nodeChange = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld.(*corev1.Node), e.ObjectNew.(*corev1.Node)
 		return !maps.Equal(o.Labels, n.Labels) ||
-			o.Annotations[protocol.DesiredConfigAnnotation] != n.Annotations[protocol.DesiredConfigAnnotation]
+			o.Annotations[protocol.DesiredConfigAnnotation] != n.Annotations[protocol.DesiredConfigAnnotation] ||
+			mirroredChanged(o, n)
 	},
+}
+
+func mirroredChanged(o, n *corev1.Node) bool {
+	for _, k := range machineconfignode.MirroredAnnotations {
+		if o.Annotations[k] != n.Annotations[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // Reconcile creates, updates or deletes the Node's MachineConfigNode.

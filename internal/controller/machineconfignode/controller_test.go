@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/machineconfignode"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
@@ -217,3 +218,41 @@ func wantSpec(t *testing.T, m *mcfgv1.MachineConfigNode, pool, desired string) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestMirrorsHold: the node's hold and update priority show on its MachineConfigNode, written
+// only when they change, and go when the node drops them.
+func TestMirrorsHold(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool(t, ctx, "hold-worker", map[string]string{"hold-role/worker": ""})
+	n := node(t, ctx, "hold-0", map[string]string{"hold-role/worker": ""}, nil)
+	await(t, ctx, "hold-0", "created", func(m *mcfgv1.MachineConfigNode) bool { return m != nil })
+
+	annotate(t, ctx, n, rolloutv1.HoldAnnotation, "true")
+	annotate(t, ctx, n, rolloutv1.UpdatePriorityAnnotation, "10")
+	m := await(t, ctx, "hold-0", "shows the hold and priority", func(m *mcfgv1.MachineConfigNode) bool {
+		return m != nil && m.Annotations[rolloutv1.HoldAnnotation] == "true" && m.Annotations[rolloutv1.UpdatePriorityAnnotation] == "10"
+	})
+
+	// A change the predicate passes that changes nothing mirrored: no write.
+	label(t, ctx, n, "hold-role/unrelated", ptrTo("x"))
+	annotate(t, ctx, n, "hold-test/marker", "1")
+	label(t, ctx, n, "hold-role/unrelated", ptrTo("y"))
+	time.Sleep(time.Second)
+	if got := get(t, ctx, "hold-0"); got == nil || got.ResourceVersion != m.ResourceVersion {
+		t.Errorf("MachineConfigNode rewritten for nothing: resourceVersion %s, was %s", got.ResourceVersion, m.ResourceVersion)
+	}
+
+	annotate(t, ctx, n, rolloutv1.HoldAnnotation, "false")
+	m = await(t, ctx, "hold-0", "released", func(m *mcfgv1.MachineConfigNode) bool {
+		if m == nil {
+			return false
+		}
+		_, held := m.Annotations[rolloutv1.HoldAnnotation]
+		return !held
+	})
+	if m.Annotations[rolloutv1.UpdatePriorityAnnotation] != "10" {
+		t.Errorf("the priority went with the hold: %v", m.Annotations)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 )
 
 // Only a pool's nodeSelector (or its coming and going) moves nodes between pools; a new target
@@ -39,5 +41,25 @@ func TestPoolMembershipChange(t *testing.T) {
 	}
 	if !poolMembershipChange.Create(event.CreateEvent{Object: pool(worker, "", 1)}) || !poolMembershipChange.Delete(event.DeleteEvent{Object: pool(worker, "", 1)}) {
 		t.Error("a pool created or deleted must reconcile the nodes")
+	}
+}
+
+// The hold and the update priority are mirrored on the MachineConfigNode, so their changes pass.
+func TestNodeChangeMirrored(t *testing.T) {
+	n := func(a map[string]string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w", Annotations: a}}
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new map[string]string
+		want     bool
+	}{
+		{"held", nil, map[string]string{rolloutv1.HoldAnnotation: "true"}, true},
+		{"priority", map[string]string{rolloutv1.UpdatePriorityAnnotation: "1"}, map[string]string{rolloutv1.UpdatePriorityAnnotation: "2"}, true},
+		{"another annotation", nil, map[string]string{"x": "y"}, false},
+	} {
+		if got := nodeChange.Update(event.UpdateEvent{ObjectOld: n(tc.old), ObjectNew: n(tc.new)}); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -27,7 +27,7 @@ var (
 		Name: "mco_awaiting_adoption_machine_count", Help: "Nodes mco did not boot waiting for adoption into the pool's target (approved or not); not in mco_machine_count.",
 	}, []string{"pool"})
 	poolHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "mco_pool_held", Help: "1 while the pool starts no node on purpose: paused, or held by its MachineConfigPoolRollout (canary, soak, window, gate, refusal).",
+		Name: "mco_pool_held", Help: "1 while the pool starts no node on purpose: paused, held by its MachineConfigPoolRollout (canary, soak, window, gate, refusal), or waiting only for nodes an admin holds (mco hold).",
 	}, []string{"pool"})
 )
 

@@ -143,7 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.warnOnce(pool, "pool/"+pool.Name, ReasonInvalidPoolConfig, problem)
 	}
 	r.reportUnresponsive(pool, members, d.Unresponsive)
-	recordPoolMetrics(pool.Name, d.Status, len(d.Unresponsive), len(d.AwaitingAdoption), pool.Spec.Paused || paced.holds())
+	recordPoolMetrics(pool.Name, d.Status, len(d.Unresponsive), len(d.AwaitingAdoption), pool.Spec.Paused || paced.holds() || d.OnlyHeld)
 	offersErr := r.writeOffers(ctx, d.Offers, append(slices.Clip(members), unmanaged...))
 	nodesErr := r.writeNodes(ctx, pool, members, unmanaged, d)
 	if err := r.recordPrevious(ctx, pool, d); err != nil {

@@ -104,6 +104,9 @@ var watchedAnnotations = []string{
 	protocol.AdoptionAnnotation,
 	protocol.AdoptionPlanAnnotation,
 	protocol.AdoptAnnotation,
+	// An admin holds a node back or orders the pool's nodes (`mco hold`, update-priority).
+	rolloutv1.HoldAnnotation,
+	rolloutv1.UpdatePriorityAnnotation,
 }
 
 func protocolAnnotations(n *corev1.Node) map[string]string {
