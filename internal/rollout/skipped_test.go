@@ -43,3 +43,36 @@ func TestDecideSkippedLast(t *testing.T) {
 		})
 	}
 }
+
+func TestOthersWaitingAndDrainingFor(t *testing.T) {
+	self := node("a", "old", desiring("new"), drainingFor("new"))
+	held := func(n *corev1.Node) { n.Annotations[rolloutv1.HoldAnnotation] = "true" }
+	for _, tc := range []struct {
+		name  string
+		other *corev1.Node
+		want  bool
+	}{
+		{"a Ready node on the old config waits", node("b", "old"), true},
+		{"a node on the target does not", node("b", "new"), false},
+		{"a node updating to the target does not", node("b", "old", desiring("new"), cordoned), false},
+		{"a held node does not", node("b", "old", held), false},
+		{"a skipped node does not", node("b", "old", skippedFrom("new")), false},
+		{"a NotReady node does not", node("b", "old", notReady), false},
+	} {
+		if got := OthersWaiting([]*corev1.Node{self, tc.other}, "a", "new"); got != tc.want {
+			t.Errorf("%s: OthersWaiting = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !DrainingFor(self, "new") {
+		t.Error("a node draining for the target is not DrainingFor it")
+	}
+	for _, n := range []*corev1.Node{
+		node("b", "old", desiring("new"), drainedFor("new")),
+		node("b", "old", desiring("new")),
+		node("b", "old", desiring("newer"), drainingFor("newer")),
+	} {
+		if DrainingFor(n, "new") {
+			t.Errorf("%s (%v) counts as draining for new", n.Name, n.Annotations)
+		}
+	}
+}
