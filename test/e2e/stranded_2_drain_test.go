@@ -99,7 +99,7 @@ func blockedDrainSkipsThenDeletes(t *testing.T, ctx context.Context, cl *cluster
 
 	// What happened when, seen by polling the Nodes.
 	var mu sync.Mutex
-	var skippedAt, retriedAt time.Time
+	var blockedAt, skippedAt, retriedAt time.Time
 	doneAt := map[string]time.Time{}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -117,6 +117,8 @@ func blockedDrainSkipsThenDeletes(t *testing.T, ctx context.Context, cl *cluster
 			for _, n := range nodes.Items {
 				a := n.Annotations
 				switch {
+				case n.Name == pinned && blockedAt.IsZero() && a[protocol.DrainBlockedSinceAnnotation] != "":
+					blockedAt = time.Now()
 				case n.Name == pinned && skippedAt.IsZero() && drainpolicy.SkippedFor(&n, target):
 					skippedAt = time.Now()
 				case n.Name == pinned && !skippedAt.IsZero() && retriedAt.IsZero() && a[protocol.DesiredConfigAnnotation] == target:
@@ -153,9 +155,13 @@ func blockedDrainSkipsThenDeletes(t *testing.T, ctx context.Context, cl *cluster
 	if msg := drainNodeEvent(t, ctx, c, pinned, "DrainDeletedPod"); !strings.Contains(msg, "PodDisruptionBudget default/drain-db") {
 		t.Errorf("DrainDeletedPod event %q does not name the budget", msg)
 	}
+	deletedAt := time.Now()
 	after := cl.WaitUpdated(t, ctx, before, 3)
 	stopWatch()
 	mu.Lock()
+	t.Logf("%s: blocked at %s, skipped %s later (blockedTimeout 20s), tried again %s after the skip, its pod deleted by %s after it was tried again; pool Updated %s after the deletion",
+		pinned, blockedAt.Format(time.StampMilli), skippedAt.Sub(blockedAt).Round(time.Second), retriedAt.Sub(skippedAt).Round(time.Second),
+		deletedAt.Sub(retriedAt).Round(time.Second), time.Since(deletedAt).Round(time.Second))
 	for _, name := range []string{order[1].Name, order[2].Name} {
 		if doneAt[name].IsZero() || retriedAt.IsZero() || !doneAt[name].Before(retriedAt) {
 			t.Errorf("%s Done at %s, %s tried again at %s: the skipped node must come after the others",

@@ -59,6 +59,15 @@ func TestBlockedDrainSkipsThenDeletes(t *testing.T) {
 			DeleteBlockingPodsAfter: &metav1.Duration{Duration: 6 * time.Second},
 		}
 	})
+	// As after an earlier update: the uncordon the skip will ask for again is the one already
+	// acknowledged, so only drain-started-at tells the drain controller to carry it out again.
+	n0 := getNode(t, ctx, nodes[0])
+	patch := client.MergeFrom(n0.DeepCopy())
+	n0.Annotations[protocol.DesiredDrainAnnotation] = protocol.UncordonRequest(oldCfg)
+	n0.Annotations[protocol.LastAppliedDrainAnnotation] = protocol.UncordonRequest(oldCfg)
+	if err := k8sClient.Patch(ctx, n0, patch); err != nil {
+		t.Fatal(err)
+	}
 	uw := watchUnavailable(t, ctx, role)
 
 	setTarget(t, ctx, role, newCfg)
