@@ -17,9 +17,13 @@ func skippedLast(candidates []*corev1.Node, target string, k int) []*corev1.Node
 	if k <= 0 {
 		return nil
 	}
+	isSkipped := func(n *corev1.Node) bool { return drainpolicy.SkippedFor(n, target) }
+	if !slices.ContainsFunc(candidates, isSkipped) {
+		return firstCandidates(candidates, k) // the usual case, without a copy of thousands
+	}
 	var skipped []*corev1.Node
 	rest := slices.DeleteFunc(slices.Clone(candidates), func(n *corev1.Node) bool {
-		if drainpolicy.SkippedFor(n, target) {
+		if isSkipped(n) {
 			skipped = append(skipped, n)
 			return true
 		}
