@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
@@ -131,6 +132,11 @@ func readCluster(ctx context.Context, c client.Client) (changeplan.Cluster, erro
 	if out.Policies, _, err = plan.ClusterPolicies(ctx, c); err != nil {
 		return out, err
 	}
+	// Blocked and skipped drains are noted with their spec.drain step.
+	if out.Rollouts, _, err = servedPolicies(ctx, c); err != nil {
+		return out, fmt.Errorf("listing MachineConfigPoolRollouts: %w", err)
+	}
+	out.Now = time.Now()
 	return out, nil
 }
 

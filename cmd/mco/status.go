@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
@@ -33,7 +34,8 @@ func newStatusCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return statusview.WriteTables(cmd.OutOrStdout(), statusview.Pools(pools, policies), statusview.Nodes(pools, nodes))
+			rows := statusview.WithDrainSteps(statusview.Nodes(pools, nodes), pools, nodes, policies, time.Now())
+			return statusview.WriteTables(cmd.OutOrStdout(), statusview.Pools(pools, policies), rows)
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")

@@ -65,7 +65,7 @@ var apiCalls = []apiCall{
 	{controller, "update", mcfg, "machineconfigs", "", "", "", "render: ensureRendered restores a hand-edited rendered config; kubeletconfig: apply"},
 	{controller, "delete", mcfg, "machineconfigs", "", "", "", "render: collectGarbage; kubeletconfig: prune, finalize"},
 	// mco controller: node and drain (internal/controller/node, internal/controller/drain)
-	{controller, "get", "", "nodes", "", "", "", "drain: Reconcile reads the node (cache)"},
+	{controller, "get", "", "nodes", "", "", "", "drain: Reconcile reads the node (cache); deleteRefused reads it past the cache before deleting pods"},
 	{controller, "list", "", "nodes", "", "", "", "node/drain/unpauseplan: informer; render: GC references"},
 	{controller, "watch", "", "nodes", "", "", "", "node/drain/unpauseplan: informer"},
 	{controller, "patch", "", "nodes", "", "", "", "node: desiredConfig + UpdateInProgress taint, a custom pool's labels + customPoolLabelsApplied on a node that booted into it; drain: cordon, uncordon, drain annotations"},
@@ -80,6 +80,7 @@ var apiCalls = []apiCall{
 	{controller, "watch", rolloutGroup, "machineconfigpoolrollouts", "", "", "", "node, pacing: policy informer"},
 	{controller, "update", rolloutGroup, "machineconfigpoolrollouts", "status", "", "", "node: each pool's pacing entry (batch before its nodes start); pacing: Valid condition, entries of pools gone"},
 	{controller, "create", "", "pods", "eviction", "", "", "drain: kubectl drain EvictPod"},
+	{controller, "delete", "", "pods", "", "", "", "drain: deleteRefused (spec.drain.deleteBlockingPodsAfter, opt-in)"},
 	{controller, "get", "apps", "daemonsets", "", "", "", "drain: kubectl drain daemonSetFilter"},
 	{controller, "list", "policy", "poddisruptionbudgets", "", "", "", "drain: budgetsCovering after a 429"},
 	// mco controller: user-data (internal/controller/userdata), with --server-host
@@ -191,7 +192,6 @@ var forbidden = []apiCall{
 	{component: controller, verb: "delete", resource: "nodes"},
 	{component: controller, verb: "create", resource: "nodes"},
 	{component: controller, verb: "update", resource: "nodes", subresource: "status"},
-	{component: controller, verb: "delete", resource: "pods"},
 	{component: controller, verb: "create", resource: "pods"},
 	{component: controller, verb: "get", resource: "secrets", namespace: "kube-system"},
 	{component: controller, verb: "list", resource: "secrets"},

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/daemon/plan"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/render"
@@ -23,6 +25,10 @@ type Cluster struct {
 	Nodes          []*corev1.Node
 	// Policies is plan.PoliciesOf MachineConfiguration cluster, or the defaults without one.
 	Policies plan.Policies
+	// Rollouts are the MachineConfigPoolRollouts (nil where the kind is not served) and Now the
+	// time of the reading: a node's blocked or skipped drain is noted with its step (drain.go).
+	Rollouts []rolloutv1.MachineConfigPoolRollout
+	Now      time.Time
 }
 
 // Applied is the change: manifests about to be applied with `kubectl apply`.
@@ -177,6 +183,9 @@ func planPool(pool *mcfgv1.MachineConfigPool, pools []*mcfgv1.MachineConfigPool,
 		for j, n := range g.Nodes {
 			if was, _ := before.PrimaryPool(nodeNamed(members, n.Name)); was != pool.Name {
 				g.Nodes[j].Notes = append(g.Nodes[j].Notes, fmt.Sprintf("joins this pool from %s", orNone(was)))
+			}
+			if note := drainNote(nodeNamed(members, n.Name), pool, members, c); note != "" {
+				g.Nodes[j].Notes = append(g.Nodes[j].Notes, note)
 			}
 		}
 		if g.Current == "" {

@@ -27,6 +27,7 @@ func setupRollout(mgr ctrl.Manager, nodeOpts nodecontroller.Options, drainOpts d
 	if err != nil {
 		return fmt.Errorf("drain controller client: %w", err)
 	}
+	drainOpts.Pacing = nodeOpts.Pacing
 	drain := &draincontroller.Reconciler{
 		Client:   mgr.GetClient(),
 		Kube:     kube,

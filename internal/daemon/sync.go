@@ -127,7 +127,11 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 	if drain := annotation(node, protocol.DesiredDrainAnnotation); drain != "" && drain != uncordon {
 		return a.kube.patchAnnotations(ctx, map[string]*string{protocol.DesiredDrainAnnotation: &uncordon})
 	}
-	if annotation(node, protocol.DesiredDrainAnnotation) == uncordon && annotation(node, protocol.LastAppliedDrainAnnotation) != uncordon {
+	// A drain-started-at left means a drain began after the last acknowledgement: one withdrawn
+	// for this same uncordon (a node whose blocked drain was skipped twice, spec.drain) is
+	// uncordoned again before the node is Done.
+	if annotation(node, protocol.DesiredDrainAnnotation) == uncordon &&
+		(annotation(node, protocol.LastAppliedDrainAnnotation) != uncordon || annotation(node, protocol.DrainStartedAtAnnotation) != "") {
 		return nil // the drain controller wakes us when it has uncordoned
 	}
 	a.s.drainRequested = timeZero

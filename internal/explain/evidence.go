@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -19,6 +20,8 @@ var nodeAnnotations = []string{
 	protocol.CurrentConfigAnnotation, protocol.DesiredConfigAnnotation, protocol.StateAnnotation,
 	protocol.ReasonAnnotation, protocol.DesiredDrainAnnotation, protocol.LastAppliedDrainAnnotation,
 	protocol.DrainStartedAtAnnotation, protocol.DrainBlockedAnnotation, protocol.PostConfigActionAnnotation,
+	// spec.drain's bookkeeping: a blocked stint, the blocked time so far, a skip.
+	protocol.DrainBlockedSinceAnnotation, rolloutv1.DrainBlockedForAnnotation, rolloutv1.DrainSkippedAnnotation,
 	// The adoption exchange; its plan is shown in Why (and whole by `mco plan`), not here.
 	protocol.AdoptionTargetAnnotation, protocol.AdoptionAnnotation, protocol.AdoptAnnotation,
 }

@@ -252,6 +252,9 @@ func (e nodeExplainer) drain(x *Explanation, desired, in string) {
 	if len(x.YouCan) == 0 && (report != "" || len(waits) > 0) {
 		x.YouCan = append(x.YouCan, fmt.Sprintf("see the pods left on the node: `kubectl get pods -A --field-selector spec.nodeName=%s`", e.n.Name))
 	}
+	if step := e.drainStep(); step != "" {
+		x.Next = step + "; meanwhile " + x.Next
+	}
 }
 
 // appendNew appends each of names that list does not hold yet.
@@ -280,4 +283,9 @@ func (e nodeExplainer) waiting(x *Explanation, current, target, in string) {
 	}
 	x.Why = append(x.Why, statusview.PoolPacing(e.c.Policies, e.pool).Lines(e.c.Now)...)
 	x.Next = "the node controller gives it the target as soon as the pool has room (maxUnavailable, pacing); nodes start in a stable order"
+	if step := e.drainStep(); step != "" {
+		x.Summary = fmt.Sprintf("waiting: its drain for %s was skipped; runs %s", target, current)
+		x.Why = append(x.Why, step)
+		x.Next = "the node controller gives it the target again once no other node of the pool waits for one (maxUnavailable, pacing); the drain's blocked time counts on towards spec.drain.deleteBlockingPodsAfter, where set"
+	}
 }

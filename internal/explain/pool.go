@@ -83,6 +83,7 @@ func Pool(c Cluster, name string) (Explanation, error) {
 			x.YouCan = appendOnce(x.YouCan, fmt.Sprintf("`mco explain node/%s` names the budgets and pods blocking its drain and what to do", name))
 		}
 	}
+	x.Why = append(x.Why, drainStepLines(c, pool, members)...)
 	if cond := poolcondition.Get(&pool.Status, poolcondition.NodesAwaitingAdoption); cond != nil && cond.Status == corev1.ConditionTrue {
 		x.Why = append(x.Why, bound("nodes mco did not boot wait for adoption (NodesAwaitingAdoption, not counted in the pool): "+cond.Message))
 		x.YouCan = appendOnce(x.YouCan, fmt.Sprintf("approve them all: `mco adopt --pool %s`, or one: `mco adopt NODE`; `mco plan --pool %s` shows what each adoption writes", name, name))

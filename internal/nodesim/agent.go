@@ -136,7 +136,8 @@ func (a *Agent) step(n *corev1.Node) (map[string]string, reconcile.Result) {
 		if drain := ann[protocol.DesiredDrainAnnotation]; a.Drain && drain != "" && drain != uncordon {
 			return map[string]string{protocol.DesiredDrainAnnotation: uncordon}, reconcile.Result{}
 		}
-		if a.Drain && ann[protocol.DesiredDrainAnnotation] == uncordon && ann[protocol.LastAppliedDrainAnnotation] != uncordon {
+		if a.Drain && ann[protocol.DesiredDrainAnnotation] == uncordon &&
+			(ann[protocol.LastAppliedDrainAnnotation] != uncordon || ann[protocol.DrainStartedAtAnnotation] != "") {
 			return nil, reconcile.Result{} // waiting for the uncordon
 		}
 		if state != protocol.NodeDone {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/drainpolicy"
 )
 
 // Policy is a validated MachineConfigPoolRollout spec.
@@ -20,6 +21,8 @@ type Policy struct {
 	GateReady, GateDaemonSets bool
 	Windows                   Windows
 	Paused                    bool
+	// Drain is spec.drain: what happens to a drain that stays blocked.
+	Drain drainpolicy.Policy
 }
 
 // Compile validates a spec; errors name the field (spec.canary.nodes, spec.maintenanceWindows[0].timeZone).
@@ -47,6 +50,9 @@ func Compile(spec rolloutv1.MachineConfigPoolRolloutSpec) (Policy, error) {
 	if p.Soak < 0 {
 		errs = append(errs, field.Invalid(path.Child("soak"), p.Soak.String(), "must not be negative"))
 	}
+	var drainErrs field.ErrorList
+	p.Drain, drainErrs = drainpolicy.Compile(spec.Drain, path.Child("drain"))
+	errs = append(errs, drainErrs...)
 	ws, windowErrs := compileWindows(spec.MaintenanceWindows, path.Child("maintenanceWindows"))
 	errs = append(errs, windowErrs...)
 	p.Windows = ws

@@ -40,6 +40,12 @@ const (
 	// PodDisruptionBudget, which budget. The node controller turns it into the pool's
 	// DrainBlocked condition. Removed when the drain is acknowledged.
 	DrainBlockedAnnotation = prefix + "drain-blocked"
+	// DrainBlockedSinceAnnotation (mco only) is written by the drain controller when an eviction
+	// pass of a running drain is refused (a PodDisruptionBudget) after one that was not: the RFC
+	// 3339 time the drain became blocked. When it stops being blocked (a pass without a refusal,
+	// the drain acknowledged, or the request withdrawn) the stint is added to
+	// rollout.mco.dev/drain-blocked-seconds and this is removed (internal/drainpolicy).
+	DrainBlockedSinceAnnotation = prefix + "drain-blocked-since"
 )
 
 // NodeState is the value of StateAnnotation.

@@ -198,7 +198,7 @@ func nextNodes(nodes, adoptable []*corev1.Node, target string, limit int, budget
 	if left >= 0 {
 		start = min(start, left)
 	}
-	for _, n := range firstCandidates(healthy, start) {
+	for _, n := range skippedLast(healthy, target, start) {
 		next = append(next, n.Name)
 	}
 	return next, superseded, len(moved) + start

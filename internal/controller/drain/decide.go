@@ -5,6 +5,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/mco-dev/mco/internal/drainpolicy"
 )
 
 // Verb is what a desiredDrain request asks for.
@@ -46,6 +50,12 @@ type Obstacle struct {
 	Budgets []string
 	// Detail is the API server's reason, when it gave one.
 	Detail string
+	// Refused is true when the API server refused the eviction (a PodDisruptionBudget): the
+	// drain is blocked, not merely waiting for a pod to terminate.
+	Refused bool
+	// uid is the refused pod's, so a deletion (spec.drain.deleteBlockingPodsAfter) can only
+	// delete that pod, not one of the same name created since.
+	uid types.UID
 }
 
 func (o Obstacle) String() string {
@@ -86,4 +96,28 @@ func BlockedMessage(obstacles []Obstacle) string {
 		parts = append(parts, fmt.Sprintf("and %d more pods", extra))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Refused reports whether any obstacle is a refused eviction.
+func Refused(obstacles []Obstacle) bool {
+	return slices.ContainsFunc(obstacles, func(o Obstacle) bool { return o.Refused })
+}
+
+// BlockedRequeue is how long to wait before the next eviction pass: the backoff, but never past
+// the next step of the pool's drain policy (due at next, 0 for none), so it is taken on time.
+func BlockedRequeue(backoff, next time.Duration) time.Duration {
+	if next > 0 {
+		return min(backoff, next)
+	}
+	return backoff
+}
+
+// ReportThreshold is how long a drain runs before it is reported blocked: the controller's
+// threshold, or a pool's spec.drain.blockedTimeout when that is shorter, so a node skipped or
+// whose pods are deleted for a blocked drain was reported blocked first, naming what blocked it.
+func ReportThreshold(threshold time.Duration, p drainpolicy.Policy) time.Duration {
+	if p.Set && p.BlockedTimeout > 0 {
+		return min(threshold, p.BlockedTimeout)
+	}
+	return threshold
 }

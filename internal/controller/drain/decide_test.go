@@ -3,6 +3,8 @@ package drain
 import (
 	"testing"
 	"time"
+
+	"github.com/mco-dev/mco/internal/drainpolicy"
 )
 
 func TestParseRequest(t *testing.T) {
@@ -56,5 +58,31 @@ func TestBlockedMessage(t *testing.T) {
 	}
 	if got := BlockedMessage(many); got[len(got)-len("and 2 more pods"):] != "and 2 more pods" {
 		t.Errorf("not bounded: %q", got)
+	}
+}
+
+func TestBlockedRequeueAndReportThreshold(t *testing.T) {
+	for _, c := range []struct{ backoff, next, want time.Duration }{
+		{time.Minute, 0, time.Minute},
+		{time.Minute, 5 * time.Second, 5 * time.Second},
+		{2 * time.Second, 5 * time.Second, 2 * time.Second},
+	} {
+		if got := BlockedRequeue(c.backoff, c.next); got != c.want {
+			t.Errorf("BlockedRequeue(%s, %s) = %s, want %s", c.backoff, c.next, got, c.want)
+		}
+	}
+	short := drainpolicy.Policy{Set: true, BlockedTimeout: 20 * time.Second}
+	long := drainpolicy.Policy{Set: true, BlockedTimeout: time.Hour}
+	for _, c := range []struct {
+		p    drainpolicy.Policy
+		want time.Duration
+	}{
+		{drainpolicy.Default(), 10 * time.Minute},
+		{short, 20 * time.Second},
+		{long, 10 * time.Minute},
+	} {
+		if got := ReportThreshold(10*time.Minute, c.p); got != c.want {
+			t.Errorf("ReportThreshold(10m, %+v) = %s, want %s", c.p, got, c.want)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/mco-dev/mco/internal/drainpolicy"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -35,6 +36,9 @@ const DefaultBlockedThreshold = 10 * time.Minute
 type Options struct {
 	// BlockedThreshold is how long a drain may run before it is reported as blocked.
 	BlockedThreshold time.Duration
+	// Pacing reads the MachineConfigPoolRollout of a draining node's pool for its spec.drain
+	// (set where the cluster serves the kind); off, a blocked drain waits, as it always did.
+	Pacing bool
 }
 
 // Reconciler carries out one node's drain request per reconcile.
@@ -91,6 +95,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	wanted := node.Annotations[protocol.DesiredDrainAnnotation]
+	if wanted != "" && wanted == node.Annotations[protocol.LastAppliedDrainAnnotation] && withdrawnDrain(node, wanted) {
+		// A drain began after this uncordon was carried out and was withdrawn for the same
+		// uncordon (a node skipped twice for a blocked drain, spec.drain): carry it out again.
+		return reconcile.Result{}, r.acknowledge(ctx, node, wanted, false)
+	}
 	if wanted == "" || wanted == node.Annotations[protocol.LastAppliedDrainAnnotation] {
 		return reconcile.Result{}, nil
 	}
@@ -103,6 +112,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.acknowledge(ctx, node, wanted, false)
 	}
 	return r.drain(ctx, node, wanted)
+}
+
+// withdrawnDrain: the request is an uncordon already acknowledged, yet a drain started since
+// (drain-started-at is removed by every acknowledgement, in the same write).
+func withdrawnDrain(node *corev1.Node, wanted string) bool {
+	verb, err := ParseRequest(wanted)
+	return err == nil && verb == VerbUncordon && node.Annotations[protocol.DrainStartedAtAnnotation] != ""
 }
 
 // drain cordons, makes one eviction pass, and acknowledges once no pod is left.
@@ -128,7 +144,7 @@ func (r *Reconciler) drain(ctx context.Context, node *corev1.Node, wanted string
 		return reconcile.Result{}, err
 	}
 	if len(obstacles) > 0 && !onlyEvictedNow(obstacles) {
-		return r.stillBlocked(ctx, node, obstacles, now.Sub(started))
+		return r.stillBlocked(ctx, node, wanted, obstacles, now.Sub(started))
 	}
 	if len(obstacles) > 0 {
 		// Everything left was evicted just now; pods with no grace period are already gone.
@@ -136,7 +152,7 @@ func (r *Reconciler) drain(ctx context.Context, node *corev1.Node, wanted string
 			if err != nil {
 				return reconcile.Result{}, err
 			}
-			return r.stillBlocked(ctx, node, obstacles, now.Sub(started))
+			return r.stillBlocked(ctx, node, wanted, obstacles, now.Sub(started))
 		}
 	}
 	if err := r.acknowledge(ctx, node, wanted, true); err != nil {
@@ -150,18 +166,37 @@ func (r *Reconciler) drain(ctx context.Context, node *corev1.Node, wanted string
 // already empty, which saves a requeue for pods with no grace period.
 func onlyEvictedNow(obstacles []Obstacle) bool {
 	for _, o := range obstacles {
-		if len(o.Budgets) > 0 || o.Detail != "" {
+		if o.Refused || len(o.Budgets) > 0 || o.Detail != "" {
 			return false
 		}
 	}
 	return true
 }
 
-// stillBlocked requeues, and once the drain is older than the threshold reports what blocks it.
-func (r *Reconciler) stillBlocked(ctx context.Context, node *corev1.Node, obstacles []Obstacle, age time.Duration) (reconcile.Result, error) {
-	next := reconcile.Result{RequeueAfter: Backoff(age, r.Options.BlockedThreshold)}
+// stillBlocked keeps the blocked time, deletes the refused pods once the pool's spec.drain says
+// so, requeues, and once the drain is older than the threshold reports what blocks it.
+func (r *Reconciler) stillBlocked(ctx context.Context, node *corev1.Node, wanted string, obstacles []Obstacle, age time.Duration) (reconcile.Result, error) {
 	recordObstacles(node.Name, obstacles)
-	if age < r.Options.BlockedThreshold {
+	policy, err := r.policyFor(ctx, node)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	now := time.Now()
+	if err := r.trackBlocked(ctx, node, Refused(obstacles), now); err != nil {
+		return reconcile.Result{}, err
+	}
+	// Skipping is the node controller's (it moves desiredConfig); here only the deletion acts.
+	blocked := drainpolicy.Read(node)
+	step := drainpolicy.Decide(policy.Policy, blocked, now, false)
+	if step.Now == drainpolicy.DeletePods {
+		if err := r.deleteRefused(ctx, node, wanted, obstacles, policy, blocked.Total(now)); err != nil {
+			return reconcile.Result{}, err
+		}
+		return reconcile.Result{RequeueAfter: time.Second}, nil
+	}
+	threshold := ReportThreshold(r.Options.BlockedThreshold, policy.Policy)
+	next := reconcile.Result{RequeueAfter: BlockedRequeue(Backoff(age, threshold), step.RequeueAfter(now))}
+	if age < threshold {
 		return next, nil
 	}
 	msg := BlockedMessage(obstacles)
@@ -185,6 +220,8 @@ func (r *Reconciler) acknowledge(ctx context.Context, node *corev1.Node, wanted 
 		n.Annotations[protocol.LastAppliedDrainAnnotation] = wanted
 		delete(n.Annotations, protocol.DrainStartedAtAnnotation)
 		delete(n.Annotations, protocol.DrainBlockedAnnotation)
+		// A drain that ends blocked (withdrawn: the node was skipped) keeps its blocked time.
+		endStint(n, time.Now())
 	}, cordon)
 	if err != nil {
 		return fmt.Errorf("acknowledging %s: %w", wanted, err)

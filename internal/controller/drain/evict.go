@@ -55,7 +55,7 @@ func evictOnce(ctx context.Context, kube kubernetes.Interface, node string) ([]O
 			if lookupErr != nil {
 				failures = append(failures, lookupErr)
 			}
-			obstacles = append(obstacles, Obstacle{Pod: key, Budgets: covering, Detail: budgetCause(err)})
+			obstacles = append(obstacles, Obstacle{Pod: key, Budgets: covering, Detail: budgetCause(err), Refused: true, uid: pod.UID})
 		default:
 			failures = append(failures, fmt.Errorf("evicting pod %s: %w", key, err))
 		}

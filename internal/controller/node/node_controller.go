@@ -122,6 +122,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	// Before the decision: a skipped node's slot goes to the next node in the same pass.
+	members, skipDue, skipErr := r.skipBlockedDrains(ctx, pool, paced, members)
+	notesErr := r.clearDrainNotes(ctx, members, pool.Spec.Configuration.Name)
 	in := rollout.Input{Pool: pool, Nodes: members, Unmanaged: unmanaged, Now: metav1.Now(), NotReadyThreshold: r.Options.NotReadyThreshold}
 	if paced != nil {
 		in.StartBudget = paced.budget()
@@ -157,12 +160,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// or a window opens, so no event comes then: look again when one is due; and when counts
 	// wait to be written.
 	requeue := d.RecheckAfter
-	for _, after := range []time.Duration{countsDue, paced.requeueAfter()} {
+	for _, after := range []time.Duration{countsDue, paced.requeueAfter(), skipDue} {
 		if after > 0 && (requeue == 0 || after < requeue) {
 			requeue = after
 		}
 	}
-	return reconcile.Result{RequeueAfter: requeue}, errors.Join(labelErr, offersErr, nodesErr)
+	return reconcile.Result{RequeueAfter: requeue}, errors.Join(labelErr, offersErr, nodesErr, skipErr, notesErr)
 }
 
 // reportUnresponsive emits one Warning per node and config it did not come back from, and

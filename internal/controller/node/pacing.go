@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/drainpolicy"
 	"github.com/mco-dev/mco/internal/pacing"
 )
 
@@ -33,6 +34,8 @@ type paced struct {
 	target   string
 	state    pacing.State
 	decision pacing.Decision
+	// drain is the policy's spec.drain (drainpolicy.Default without one).
+	drain drainpolicy.Policy
 }
 
 // holds reports whether the policy keeps the pool from starting nodes on purpose (a hold, a
@@ -98,7 +101,7 @@ func (r *Reconciler) pace(ctx context.Context, pool *mcfgv1.MachineConfigPool, m
 		// The render controller has not set a target: nothing is Pending yet.
 		return &paced{policy: policy, pool: pool.Name, state: st, decision: pacing.Decision{Phase: rolloutv1.PhaseIdle, Reason: "no rendered config yet"}}, nil
 	}
-	return &paced{policy: policy, pool: pool.Name, target: target, state: st, decision: pacing.Decide(compiled, st, now)}, nil
+	return &paced{policy: policy, pool: pool.Name, target: target, state: st, decision: pacing.Decide(compiled, st, now), drain: compiled.Drain}, nil
 }
 
 // refusePacing holds every start of the pool, says why on the pool and in each policy, and

@@ -70,7 +70,7 @@ func startControllers(ctx context.Context) error {
 		return err
 	}
 	drainer := &drain.Reconciler{Client: mgr.GetClient(), Kube: kube, Recorder: mgr.GetEventRecorderFor("drain-test"),
-		Options: drain.Options{BlockedThreshold: testDrainThreshold}}
+		Options: drain.Options{BlockedThreshold: testDrainThreshold, Pacing: true}}
 	if err := drainer.SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -95,6 +95,10 @@ var watchedAnnotations = []string{
 	protocol.LastAppliedDrainAnnotation,
 	protocol.DrainStartedAtAnnotation,
 	protocol.PostConfigActionAnnotation,
+	// spec.drain: a drain becoming blocked starts the clock of its skip; a skip is chosen last.
+	protocol.DrainBlockedSinceAnnotation,
+	rolloutv1.DrainSkippedAnnotation,
+	rolloutv1.DrainBlockedForAnnotation,
 	// A node that first booted into a custom pool is labelled for it until it is settled.
 	protocol.FirstPivotConfigAnnotation,
 	protocol.CustomPoolLabelsAppliedAnnotation,
