@@ -32,11 +32,11 @@ const (
 	// into the broken boot) ends well inside it.
 	brokenBootTimeout = 45 * time.Second
 	apiDownMax        = 6 * time.Second
-	apiDownLatest     = 20 * time.Second
+	apiDownLatest     = 15 * time.Second
 	// maxBrokenKills bounds the controller SIGKILLs of a broken-kubelet round: each leaves the
 	// lease held 15 s, so a kill every 4–8 s keeps the pool without a leader for most of the
-	// broken boot and the revert.
-	maxBrokenKills = 10
+	// broken boot, the revert and the rollback.
+	maxBrokenKills = 12
 	// brokenKubeletDropIn keeps the kubelet from starting (the MachineConfig of issue 34).
 	brokenKubeletDropIn = "/etc/systemd/system/kubelet.service.d/99-chaos-broken.conf"
 )
@@ -45,8 +45,8 @@ const (
 // a 45 s nodeBootTimeout, with maxUnavailable 1: the node the node controller starts reboots
 // into a kubelet that never runs, its boot guard (a host unit) reverts the update and reboots
 // it into the previous config, and the pool undoes the rollout and is held naming the failed
-// render. From the broken boot until the node is Ready again the controller is SIGKILLed every
-// 4–8 s, and once, 5–20 s into the broken boot, kube-apiserver and etcd are stopped for 3–6 s.
+// render. From the broken boot until the pool is held the controller is SIGKILLed every 4–8 s
+// (at most maxBrokenKills times), and once, 5–15 s into the broken boot, kube-apiserver and etcd are stopped for 3–6 s.
 // Only the nodes the node controller started may ever get the bad target, each must have
 // reverted itself, and no other node's guard may revert anything. Deleting the bad
 // MachineConfig ends the hold; the pool settles where it was.
@@ -81,7 +81,9 @@ func (s *suite) brokenKubelet(t *testing.T, ctx context.Context, r *round) {
 	if err := s.cl.C.Create(ctx, bad); err != nil {
 		t.Fatal(err)
 	}
-	s.extraGone = append(s.extraGone, brokenKubeletDropIn)
+	if !slices.Contains(s.extraGone, brokenKubeletDropIn) {
+		s.extraGone = append(s.extraGone, brokenKubeletDropIn)
+	}
 
 	badRender := ""
 	if err := clustertest.WaitFor(ctx, 2*time.Minute, func() bool {
@@ -117,8 +119,8 @@ func (s *suite) brokenKubelet(t *testing.T, ctx context.Context, r *round) {
 		t.Fatalf("%s never rebooted into %s: %v", first, badRender, err)
 	}
 
-	// Faults through the broken boot, the guard's wait and its revert. The API server's
-	// outage is drawn here: the kill loop draws from the rng while the outage runs.
+	// Faults through the broken boot, the guard's wait, its revert and the pool's rollback. The
+	// API server's outage is drawn here: the kill loop draws from the rng while it runs.
 	apiWait, apiDown := between(r.rng, 5*time.Second, apiDownLatest), between(r.rng, 3*time.Second, apiDownMax)
 	signals := []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM}
 	apiSig, etcdSig := signals[r.rng.IntN(2)], signals[r.rng.IntN(2)]
@@ -167,12 +169,11 @@ func (s *suite) brokenKubelet(t *testing.T, ctx context.Context, r *round) {
 		t.Logf("nodes now:\n%s", s.describe(ctx))
 		t.Fatalf("%s was not reverted, rebooted and Ready on %s within 3 min of its broken boot: %v", first, before, err)
 	}
-	stop()
 
 	var heldAt time.Time
 	var rb rolloutv1.Rollback
 	why := ""
-	if err := clustertest.WaitFor(ctx, 3*time.Minute, func() bool {
+	err := clustertest.WaitFor(ctx, 3*time.Minute, func() bool {
 		var p mcfgv1.MachineConfigPool
 		if err := s.cl.C.Get(ctx, client.ObjectKey{Name: protocol.WorkerPool}, &p); err != nil {
 			why = err.Error()
@@ -198,12 +199,15 @@ func (s *suite) brokenKubelet(t *testing.T, ctx context.Context, r *round) {
 			return true
 		}
 		return false
-	}); err != nil {
+	})
+	stop()
+	if err != nil {
 		t.Logf("nodes now:\n%s", s.describe(ctx))
 		t.Fatalf("the worker pool was never held on %s by spec.onFailure: %v (last: %s)", before, err, why)
 	}
-	if rb.From != badRender || rb.To != before || rb.By != "spec.onFailure of mcprollout/"+policy.Name || !strings.Contains(rb.Reason, "NodeBootFailed") {
-		t.Errorf("rollback %+v, want from %s to %s by mcprollout/%s for NodeBootFailed", rb, badRender, before, policy.Name)
+	if rb.From != badRender || rb.To != before || rb.By != "spec.onFailure of mcprollout/"+policy.Name ||
+		!strings.Contains(rb.Reason, first) || !strings.Contains(rb.Reason, "NodeBootFailed") {
+		t.Errorf("rollback %+v, want from %s to %s by mcprollout/%s, naming %s and NodeBootFailed", rb, badRender, before, policy.Name, first)
 	}
 	if err := clustertest.WaitFor(ctx, 3*time.Minute, func() bool {
 		_, reason, err := s.settled(ctx)
