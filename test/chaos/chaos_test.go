@@ -95,6 +95,7 @@ func TestChaos(t *testing.T) {
 		{"agent-kill", s.agentKill},
 		{"bad-config-removed", s.badConfig},
 		{"node-lost", s.nodeLost},
+		{"broken-kubelet", s.brokenKubelet},
 	} {
 		ok := t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(i)))

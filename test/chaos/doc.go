@@ -1,8 +1,10 @@
 // Package chaos rolls MachineConfigs across a dev cluster of real machines while faults are
 // injected: the controller killed over and over, the API server and etcd stopped mid-rollout,
 // agents killed at random, a config that fails on one node and is then removed, a node lost for
-// good. An independent watcher records the most nodes unavailable or cordoned at once, and every
-// rollout must end with every node on the target with exactly its files.
+// good, a config that breaks the kubelet (reverted by the node's boot guard, rolled back by
+// spec.onFailure: Rollback) under controller kills and an API server restart. An independent
+// watcher records the most nodes unavailable or cordoned at once, and every rollout must end
+// with every node on the target with exactly its files.
 //
 // `go test ./test/chaos/` runs one round of each (part of `make test`); `make chaos` runs more
 // (MCO_CHAOS_ROUNDS), and MCO_CHAOS_SEED replays the random choices of an earlier run.
