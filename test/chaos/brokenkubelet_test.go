@@ -36,7 +36,7 @@ const (
 	// maxBrokenKills bounds the controller SIGKILLs of a broken-kubelet round: each leaves the
 	// lease held 15 s, so a kill every 4–8 s keeps the pool without a leader for most of the
 	// broken boot, the revert and the rollback.
-	maxBrokenKills = 12
+	maxBrokenKills = 6
 	// brokenKubeletDropIn keeps the kubelet from starting (the MachineConfig of issue 34).
 	brokenKubeletDropIn = "/etc/systemd/system/kubelet.service.d/99-chaos-broken.conf"
 )

@@ -34,10 +34,10 @@ func init() {
 
 // blockedDrainSkipsThenDeletes: a single replica pinned to the worker the rollout takes first,
 // under a PodDisruptionBudget that allows no eviction (minAvailable 1), and spec.drain
-// {blockedTimeout 20s, onBlocked Skip, deleteBlockingPodsAfter 60s}. The pinned node's drain is
+// {blockedTimeout 10s, onBlocked Skip, deleteBlockingPodsAfter 30s}. The pinned node's drain is
 // skipped after 20s: it goes back to its config, uncordoned, while the other two workers update
 // (never more than one unavailable); then it is tried again, and once its drain has been
-// blocked 60s in all its pod is deleted (an event naming the budget) and it updates.
+// blocked 30s in all its pod is deleted (an event naming the budget) and it updates.
 func blockedDrainSkipsThenDeletes(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
 	c := cl.C
 	before := cl.Pool(t, ctx).Spec.Configuration.Name
@@ -77,9 +77,9 @@ func blockedDrainSkipsThenDeletes(t *testing.T, ctx context.Context, cl *cluster
 		Spec: rolloutv1.MachineConfigPoolRolloutSpec{
 			PoolSelector: &metav1.LabelSelector{MatchLabels: map[string]string{protocol.PoolLabelPrefix + protocol.WorkerPool: ""}},
 			Drain: &rolloutv1.DrainPolicy{
-				BlockedTimeout:          &metav1.Duration{Duration: 20 * time.Second},
+				BlockedTimeout:          &metav1.Duration{Duration: 10 * time.Second},
 				OnBlocked:               rolloutv1.DrainSkip,
-				DeleteBlockingPodsAfter: &metav1.Duration{Duration: 60 * time.Second},
+				DeleteBlockingPodsAfter: &metav1.Duration{Duration: 30 * time.Second},
 			},
 		}}
 	mc := clustertest.FileConfig("99-drain-skip", "/etc/drain-skip", "skipped, then deleted\n")
@@ -167,7 +167,7 @@ func blockedDrainSkipsThenDeletes(t *testing.T, ctx context.Context, cl *cluster
 	after := cl.WaitUpdated(t, ctx, before, 3)
 	stopWatch()
 	mu.Lock()
-	t.Logf("%s: blocked at %s, skipped %s later (blockedTimeout 20s), tried again %s after the skip, its pod deleted by %s after it was tried again; pool Updated %s after the deletion",
+	t.Logf("%s: blocked at %s, skipped %s later (blockedTimeout 10s), tried again %s after the skip, its pod deleted by %s after it was tried again; pool Updated %s after the deletion",
 		pinned, blockedAt.Format(time.StampMilli), skippedAt.Sub(blockedAt).Round(time.Second), retriedAt.Sub(skippedAt).Round(time.Second),
 		deletedAt.Sub(retriedAt).Round(time.Second), time.Since(deletedAt).Round(time.Second))
 	if retriedAt.IsZero() || len(doneAtRetry) != 2 {

@@ -42,7 +42,7 @@ func brokenKubeletReverts(t *testing.T, ctx context.Context, cl *clustertest.Clu
 		return n.Annotations[protocol.StateAnnotation] == string(protocol.NodeDegraded) &&
 			strings.HasPrefix(n.Annotations[protocol.ReasonAnnotation], "NodeBootFailed: ")
 	})
-	want := "NodeBootFailed: kubelet not healthy within 1m0s after the reboot into " + b.bad
+	want := "NodeBootFailed: kubelet not healthy within 40s after the reboot into " + b.bad
 	if reason := n.Annotations[protocol.ReasonAnnotation]; !strings.HasPrefix(reason, want) || !strings.HasSuffix(reason, "; reverted to "+b.before) {
 		t.Errorf("reason %q, want %q… reverted to %s", reason, want, b.before)
 	}
@@ -143,7 +143,7 @@ type brokenBoot struct {
 
 const brokenKubeletDropIn = "/etc/systemd/system/kubelet.service.d/99-broken.conf"
 
-// bootBrokenKubelet applies the kubelet-breaking MachineConfig under a policy with a 60 s
+// bootBrokenKubelet applies the kubelet-breaking MachineConfig under a policy with a 40 s
 // nodeBootTimeout and onFailure, and returns once the first worker given it has booted into
 // it, been reverted by its guard, rebooted and is Ready on its previous config.
 func bootBrokenKubelet(t *testing.T, ctx context.Context, cl *clustertest.Cluster, onFailure rolloutv1.FailurePolicy) *brokenBoot {
@@ -168,7 +168,7 @@ func bootBrokenKubelet(t *testing.T, ctx context.Context, cl *clustertest.Cluste
 	b.policy = &rolloutv1.MachineConfigPoolRollout{ObjectMeta: metav1.ObjectMeta{Name: "broken-kubelet"},
 		Spec: rolloutv1.MachineConfigPoolRolloutSpec{
 			PoolSelector:    &metav1.LabelSelector{MatchLabels: map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": ""}},
-			NodeBootTimeout: &metav1.Duration{Duration: 60 * time.Second},
+			NodeBootTimeout: &metav1.Duration{Duration: 40 * time.Second},
 			OnFailure:       onFailure,
 		}}
 	if err := cl.C.Create(ctx, b.policy); err != nil {
