@@ -1,3 +1,5 @@
+//go:build !nodeagent && !mcoserver
+
 package main
 
 import (
