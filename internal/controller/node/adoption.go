@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
@@ -153,15 +151,4 @@ func (r *Reconciler) markReported(key, message string) {
 	r.reportedMu.Lock()
 	r.reported[key] = message
 	r.reportedMu.Unlock()
-}
-
-// adoptApprovalChanged passes pool updates that approve or withdraw the approval of its nodes'
-// adoption: an annotation, which changes neither the generation nor the labels.
-var adoptApprovalChanged = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		return e.ObjectOld.GetAnnotations()[protocol.AdoptAnnotation] != e.ObjectNew.GetAnnotations()[protocol.AdoptAnnotation]
-	},
-	CreateFunc:  func(event.CreateEvent) bool { return false },
-	DeleteFunc:  func(event.DeleteEvent) bool { return false },
-	GenericFunc: func(event.GenericEvent) bool { return false },
 }

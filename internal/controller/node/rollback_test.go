@@ -116,6 +116,16 @@ func TestOnFailureRollback(t *testing.T) {
 	if prev := again.Annotations[rolloutv1.PreviousConfigurationAnnotation]; prev != "" {
 		t.Errorf("previous configuration %q after a rollout that never completed", prev)
 	}
+
+	// The bad MachineConfig is deleted: the newest render is oldCfg again and the render
+	// controller removes the annotation, changing neither the pool's spec nor its labels. The
+	// entry must leave RolledBack all the same (it stayed so until some node changed).
+	ended := again.DeepCopy()
+	delete(ended.Annotations, rolloutv1.RollbackAnnotation)
+	if err := k8sClient.Patch(ctx, ended, client.MergeFrom(again)); err != nil {
+		t.Fatal(err)
+	}
+	waitEntry(t, ctx, role, role, "Done once the hold ended", phase(rolloutv1.PhaseDone, ""))
 }
 
 // A completed rollout records the config every node ran before it, once.
