@@ -32,31 +32,7 @@ func TestDrainBlockedByPodDisruptionBudget(t *testing.T) {
 	nodes := createNodes(t, ctx, role, 1, "rendered-pdb-old", map[string]string{roleLabel(role): ""})
 	waitPool(t, ctx, role, "initial Updated", 30*time.Second, updatedTo("rendered-pdb-old", 1))
 
-	mustCreate(t, ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	mustCreate(t, ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}})
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: ns, Labels: map[string]string{"app": "web"}},
-		Spec: corev1.PodSpec{
-			NodeName:                      nodes[0],
-			TerminationGracePeriodSeconds: ptrTo(int64(0)),
-			Containers:                    []corev1.Container{{Name: "web", Image: "example.com/web:1"}},
-		},
-	}
-	mustCreate(t, ctx, pod)
-	// Evictions ignore budgets for Pending pods, and only a kubelet would make it Running.
-	pod.Status.Phase = corev1.PodRunning
-	if err := k8sClient.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-pdb", Namespace: ns},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable: ptrTo(intstr.FromInt32(1)),
-			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-		},
-	}
-	mustCreate(t, ctx, pdb)
-	setBudget(t, ctx, pdb, 0)
+	pod, pdb := budgetedPod(t, ctx, ns, "web", nodes[0])
 
 	setTarget(t, ctx, role, "rendered-pdb-new")
 	p := waitPool(t, ctx, role, "DrainBlocked naming the pod and the budget", 30*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
@@ -149,4 +125,37 @@ func waitEvent(t *testing.T, ctx context.Context, kind, name, reason, contains s
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// budgetedPod creates, in a new namespace ns, a Running pod app+"-0" on node and the
+// PodDisruptionBudget app+"-pdb" of it allowing no disruption: every eviction of it is refused
+// until setBudget allows one.
+func budgetedPod(t *testing.T, ctx context.Context, ns, app, node string) (*corev1.Pod, *policyv1.PodDisruptionBudget) {
+	t.Helper()
+	mustCreate(t, ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	mustCreate(t, ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}})
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: app + "-0", Namespace: ns, Labels: map[string]string{"app": app}},
+		Spec: corev1.PodSpec{
+			NodeName:                      node,
+			TerminationGracePeriodSeconds: ptrTo(int64(0)),
+			Containers:                    []corev1.Container{{Name: app, Image: "example.com/" + app + ":1"}},
+		},
+	}
+	mustCreate(t, ctx, pod)
+	// Evictions ignore budgets for Pending pods, and only a kubelet would make it Running.
+	pod.Status.Phase = corev1.PodRunning
+	if err := k8sClient.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: app + "-pdb", Namespace: ns},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptrTo(intstr.FromInt32(1)),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+		},
+	}
+	mustCreate(t, ctx, pdb)
+	setBudget(t, ctx, pdb, 0)
+	return pod, pdb
 }

@@ -6,10 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
@@ -28,30 +26,7 @@ func TestBlockedDrainSkipsThenDeletes(t *testing.T) {
 	defer cancel()
 	const role, ns, oldCfg, newCfg = "dskip", "dskip-app", "rendered-dskip-old", "rendered-dskip-new"
 	nodes := pacedPool(t, ctx, role, 3, 1, oldCfg)
-	mustCreate(t, ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	mustCreate(t, ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}})
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: ns, Labels: map[string]string{"app": "db"}},
-		Spec: corev1.PodSpec{
-			NodeName:                      nodes[0],
-			TerminationGracePeriodSeconds: ptrTo(int64(0)),
-			Containers:                    []corev1.Container{{Name: "db", Image: "example.com/db:1"}},
-		},
-	}
-	mustCreate(t, ctx, pod)
-	pod.Status.Phase = corev1.PodRunning
-	if err := k8sClient.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: "db-pdb", Namespace: ns},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable: ptrTo(intstr.FromInt32(1)),
-			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
-		},
-	}
-	mustCreate(t, ctx, pdb)
-	setBudget(t, ctx, pdb, 0)
+	pod, _ := budgetedPod(t, ctx, ns, "db", nodes[0])
 	newPolicy(t, ctx, role, role, func(s *rolloutv1.MachineConfigPoolRolloutSpec) {
 		s.Drain = &rolloutv1.DrainPolicy{
 			BlockedTimeout:          &metav1.Duration{Duration: 2 * time.Second},
