@@ -104,17 +104,7 @@ func TestBootGuard(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			dir := t.TempDir()
-			for _, d := range []string{"etc/machine-config-daemon", "run/machine-config-daemon"} {
-				if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			r, err := noderoot.Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			dir, r := guardRoot(t, "run/machine-config-daemon")
 			b := &bootBackend{supports: map[string]bool{osimage.FieldKernelArguments: true}}
 			commitUpdate(t, ctx, r, b, nil, prev)
 			b.reboot()
@@ -243,17 +233,7 @@ func TestReadyInThisBoot(t *testing.T) {
 // reboot: nothing retries it, and no revert loop starts.
 func TestBootGuardRevertFails(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	for _, d := range []string{"etc/machine-config-daemon", "run"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r, err := noderoot.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	dir, r := guardRoot(t, "run")
 	prev := guardConfig(t, "rendered-worker-a", map[string]string{"/etc/mco-test.conf": "a"})
 	broken := guardConfig(t, "rendered-worker-b", map[string]string{"/etc/mco-test.conf": "b"})
 	b := &bootBackend{}
@@ -297,4 +277,22 @@ func TestBootGuardRevertFails(t *testing.T) {
 	if !strings.Contains(f.RevertError, "rendered-worker-z") || !strings.Contains(f.Reason(), "the node is still in rendered-worker-b") {
 		t.Errorf("failure recorded: %+v", f)
 	}
+}
+
+// guardRoot is a node root for the boot guard: a temporary directory with
+// /etc/machine-config-daemon and the given directories, opened (closed when the test ends).
+func guardRoot(t *testing.T, dirs ...string) (string, *noderoot.Root) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range append([]string{"etc/machine-config-daemon"}, dirs...) {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := noderoot.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return dir, r
 }
