@@ -18,8 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
-	"github.com/mco-dev/mco/internal/devcluster"
-	"github.com/mco-dev/mco/internal/machine"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
@@ -106,10 +104,10 @@ func (s *suite) brokenKubelet(t *testing.T, ctx context.Context, r *round) {
 	}); err != nil {
 		t.Fatalf("no node was given %s: %v", badRender, err)
 	}
-	boots := s.boots(t, first)
+	boots := s.cl.Boots(t, first)
 	var brokenAt time.Time
 	if err := clustertest.WaitFor(ctx, 3*time.Minute, func() bool {
-		if s.boots(t, first) > boots {
+		if s.cl.Boots(t, first) > boots {
 			brokenAt = time.Now()
 			return true
 		}
@@ -152,7 +150,7 @@ func (s *suite) brokenKubelet(t *testing.T, ctx context.Context, r *round) {
 
 	var readyAt time.Time
 	if err := clustertest.WaitFor(ctx, 3*time.Minute, func() bool {
-		if s.boots(t, first) < boots+2 {
+		if s.cl.Boots(t, first) < boots+2 {
 			return false
 		}
 		var n corev1.Node
@@ -270,38 +268,12 @@ func (s *suite) restartAPIServer(t *testing.T, ctx context.Context, r *round, wa
 	if !clustertest.Sleep(ctx, wait) {
 		return
 	}
-	began := time.Now()
-	var how []string
-	for _, p := range []struct {
-		name string
-		sig  syscall.Signal
-	}{{devcluster.APIServerProcess, apiSig}, {devcluster.EtcdProcess, etcdSig}} {
-		h, err := stopProcess(s.cl.Dir, p.name, p.sig)
-		if err != nil {
-			t.Errorf("stopping %s: %v", p.name, err)
-		}
-		how = append(how, h)
-	}
-	time.Sleep(down)
-	rctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	for _, name := range []string{devcluster.EtcdProcess, devcluster.APIServerProcess} {
-		if err := devcluster.Restart(rctx, s.cl.Dir, name); err != nil {
-			t.Errorf("restarting %s: %v", name, err)
-			return
-		}
+	how, back, ok := s.stopControlPlane(t, apiSig, etcdSig, down)
+	if !ok {
+		return
 	}
 	r.faults.add(time.Now(), fmt.Sprintf("%s %s into the broken boot; left down %s; API back after %s",
-		strings.Join(how, ", "), wait.Round(100*time.Millisecond), down.Round(100*time.Millisecond), time.Since(began).Round(100*time.Millisecond)))
-}
-
-// boots is how many times machine name has booted.
-func (s *suite) boots(t *testing.T, name string) int {
-	st, err := machine.ReadStatus(s.cl.MachineDir(name))
-	if err != nil {
-		t.Fatalf("reading the status of %s: %v", name, err)
-	}
-	return st.Boots
+		how, wait.Round(100*time.Millisecond), down.Round(100*time.Millisecond), back.Round(100*time.Millisecond)))
 }
 
 // bootFailedEvents: the nodes with a NodeBootFailed warning since since.

@@ -107,29 +107,12 @@ func (s *suite) apiServerRestart(t *testing.T, ctx context.Context, r *round) {
 		apiSig, etcdSig := signals[r.rng.IntN(2)], signals[r.rng.IntN(2)]
 		down := between(r.rng, 3*time.Second, 6*time.Second)
 		unavailable := s.cl.Watcher.Unavailable()
-		began := time.Now()
-		var how []string
-		for _, p := range []struct {
-			name string
-			sig  syscall.Signal
-		}{{devcluster.APIServerProcess, apiSig}, {devcluster.EtcdProcess, etcdSig}} {
-			h, err := stopProcess(s.cl.Dir, p.name, p.sig)
-			if err != nil {
-				t.Errorf("stopping %s: %v", p.name, err)
-			}
-			how = append(how, h)
-		}
-		time.Sleep(down)
-		rctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		for _, name := range []string{devcluster.EtcdProcess, devcluster.APIServerProcess} {
-			if err := devcluster.Restart(rctx, s.cl.Dir, name); err != nil {
-				t.Errorf("restarting %s: %v", name, err)
-				return
-			}
+		how, back, ok := s.stopControlPlane(t, apiSig, etcdSig, down)
+		if !ok {
+			return
 		}
 		r.faults.add(time.Now(), fmt.Sprintf("%s while %v were unavailable; left down %s; API back after %s",
-			strings.Join(how, ", "), unavailable, down.Round(100*time.Millisecond), time.Since(began).Round(100*time.Millisecond)))
+			how, unavailable, down.Round(100*time.Millisecond), back.Round(100*time.Millisecond)))
 	})
 	s.settle(t, ctx, r, stop)
 	t.Logf("chaos: the watcher listed the Nodes again %d times after broken watches", s.cl.Watcher.Relists()-relists)
@@ -423,4 +406,32 @@ func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 		return lo
 	}
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)))
+}
+
+// stopControlPlane stops kube-apiserver with apiSig and etcd with etcdSig, leaves them down for
+// down and starts them again; it says how each stopped and how long the API was away (ok false:
+// a restart failed, reported).
+func (s *suite) stopControlPlane(t *testing.T, apiSig, etcdSig syscall.Signal, down time.Duration) (how string, back time.Duration, ok bool) {
+	began := time.Now()
+	var stops []string
+	for _, p := range []struct {
+		name string
+		sig  syscall.Signal
+	}{{devcluster.APIServerProcess, apiSig}, {devcluster.EtcdProcess, etcdSig}} {
+		h, err := stopProcess(s.cl.Dir, p.name, p.sig)
+		if err != nil {
+			t.Errorf("stopping %s: %v", p.name, err)
+		}
+		stops = append(stops, h)
+	}
+	time.Sleep(down)
+	rctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, name := range []string{devcluster.EtcdProcess, devcluster.APIServerProcess} {
+		if err := devcluster.Restart(rctx, s.cl.Dir, name); err != nil {
+			t.Errorf("restarting %s: %v", name, err)
+			return "", 0, false
+		}
+	}
+	return strings.Join(stops, ", "), time.Since(began), true
 }
