@@ -97,6 +97,9 @@ type Agent struct {
 	driftWatch *driftWatch
 	wake       chan struct{}
 	s          session
+	// guardDigest is the SHA-256 of GuardBinary, read once: the binary a process runs does
+	// not change, and it is tens of megabytes to hash before every rebooting update.
+	guardDigest []byte
 }
 
 // Run starts the agent and blocks until ctx ends.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/bootguard"
-	"github.com/mco-dev/mco/internal/daemon/hostlayout"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/reboot"
@@ -211,16 +210,14 @@ func revertTo(ctx context.Context, root *noderoot.Root, opts BootGuardOptions, r
 	if err != nil {
 		return err
 	}
-	broken, err := parseConfig(brokenMC, index)
+	broken, err := parseOnHost(root, brokenMC, index)
 	if err != nil {
 		return err
 	}
-	prev, err := parseConfig(prevMC, index)
+	prev, err := parseOnHost(root, prevMC, index)
 	if err != nil {
 		return err
 	}
-	broken.set = hostlayout.WithDerived(broken.set, hostlayout.DerivedOnHost(broken.set, root.ReadFile))
-	prev.set = hostlayout.WithDerived(prev.set, hostlayout.DerivedOnHost(prev.set, root.ReadFile))
 	req := apply.Request{From: rec.To, To: rec.From, Old: broken.set, New: prev.set, Record: rec.Previous}
 	if c := osimage.ChangeBetween(brokenMC.Spec, prevMC.Spec); !c.Empty() {
 		if err := osimage.Refuse(opts.OS, c, prevMC.Spec); err != nil {

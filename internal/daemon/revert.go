@@ -48,11 +48,10 @@ func Revert(ctx context.Context, rootDir string, sd systemd.Manager) (string, er
 	if err != nil {
 		return "", err
 	}
-	committed, err := parseConfig(mc, index)
+	committed, err := parseOnHost(root, mc, index)
 	if err != nil {
 		return "", err
 	}
-	committed.set = hostlayout.WithDerived(committed.set, hostlayout.DerivedOnHost(committed.set, root.ReadFile))
 	txn, err := a.Begin(ctx, apply.Request{From: name, To: "", Old: committed.set, New: nodefiles.Set{}})
 	if err != nil {
 		return "", err
@@ -61,4 +60,16 @@ func Revert(ctx context.Context, rootDir string, sd systemd.Manager) (string, er
 		return "", fmt.Errorf("reverting %s: %w (rolled back: %v)", name, err, txn.Rollback(ctx))
 	}
 	return name, txn.Commit(ctx)
+}
+
+// parseOnHost is mc's config as this host holds it once written: its own set with what the
+// host derives from it (the runtime files hostlayout adds), read from the root itself, since
+// reverting runs where no agent has described the runtime.
+func parseOnHost(root *noderoot.Root, mc *mcfgv1.MachineConfig, etcdIndex *int) (*loaded, error) {
+	l, err := parseConfig(mc, etcdIndex)
+	if err != nil {
+		return nil, err
+	}
+	l.set = hostlayout.WithDerived(l.set, hostlayout.DerivedOnHost(l.set, root.ReadFile))
+	return l, nil
 }
