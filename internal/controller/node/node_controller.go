@@ -24,6 +24,7 @@ import (
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/changeplan"
+	"github.com/mco-dev/mco/internal/controller/annotationchange"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 )
@@ -89,7 +90,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A pool's labels choose its pacing policy.
 		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allPools),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
-				poolAnnotationChanged(protocol.AdoptAnnotation, rolloutv1.RollbackAnnotation)))).
+				annotationchange.Predicate(protocol.AdoptAnnotation, rolloutv1.RollbackAnnotation)))).
 		Watches(&corev1.Node{}, r.nodeHandler(), builder.WithPredicates(relevantNodeChange)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: retryLimiter()})
 	if r.Options.Pacing {

@@ -182,24 +182,3 @@ func isDaemonSetPod(obj client.Object) bool {
 	}
 	return false
 }
-
-// poolAnnotationChanged passes pool updates that change one of the annotations the node
-// controller decides by, which change neither the generation nor the labels: the adoption
-// approval of the pool's nodes (`mco adopt --pool`), and the rollback hold, whose removal by the
-// render controller (a new render) must end the pacing entry's RolledBack even when the pool's
-// target stays where the hold left it.
-func poolAnnotationChanged(keys ...string) predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			for _, k := range keys {
-				if e.ObjectOld.GetAnnotations()[k] != e.ObjectNew.GetAnnotations()[k] {
-					return true
-				}
-			}
-			return false
-		},
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
-}

@@ -7,27 +7,11 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/render"
 	"github.com/mco-dev/mco/internal/rollback"
 )
-
-// rollbackChanged passes pool updates that change the rollback annotation: an undo, a resume,
-// or an edit by hand must move the pool's target although its spec did not change.
-var rollbackChanged = predicate.Funcs{
-	CreateFunc:  func(event.CreateEvent) bool { return false },
-	DeleteFunc:  func(event.DeleteEvent) bool { return false },
-	GenericFunc: func(event.GenericEvent) bool { return false },
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		if e.ObjectOld == nil || e.ObjectNew == nil {
-			return false
-		}
-		return e.ObjectOld.GetAnnotations()[rolloutv1.RollbackAnnotation] != e.ObjectNew.GetAnnotations()[rolloutv1.RollbackAnnotation]
-	},
-}
 
 // followHold writes what the rollback decision needs besides the target: it removes the
 // annotation a new render ended (only if the pool did not change since it was read, so an undo

@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/controller/annotationchange"
 	"github.com/mco-dev/mco/internal/render"
 	"github.com/mco-dev/mco/internal/rollback"
 )
@@ -73,7 +75,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("render").
-		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, rollbackChanged))).
+		For(&mcfgv1.MachineConfigPool{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, annotationchange.Predicate(rolloutv1.RollbackAnnotation)))).
 		Watches(&mcfgv1.MachineConfig{}, r.inputEvents(r.poolsFor, machineConfigChanged)).
 		Watches(&mcfgv1.KubeletConfig{}, r.inputEvents(r.poolsForGenerator, generatorChanged)).
 		Watches(&mcfgv1.ContainerRuntimeConfig{}, r.inputEvents(r.poolsForGenerator, generatorChanged)).
