@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -132,7 +133,8 @@ Needs root (namespaces, loop mounts).`,
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "layout\t%s\nAPI server\t%s\nserver\t%s\n\nMACHINE\tSTATE\tBOOTS\tSINCE\tIMAGE\tLAST EXIT\n", st.ClusterLayout(), st.APIServerURL, st.ServerURL)
+			printInstallSettings(w, st)
+			fmt.Fprintf(w, "\nMACHINE\tSTATE\tBOOTS\tSINCE\tIMAGE\tLAST EXIT\n")
 			for _, name := range st.Machines {
 				ms, err := machine.ReadStatus(devcluster.MachineDir(dir, name))
 				if err != nil {
@@ -161,4 +163,22 @@ func installed(layout devcluster.Layout, install bool) string {
 		return "installed afterwards from config/kubeadm"
 	}
 	return "not installed (README: Install on a kubeadm cluster)"
+}
+
+// printInstallSettings shows the cluster's layout and the values README's install steps ask for,
+// as this dev cluster has them.
+func printInstallSettings(w io.Writer, st *devcluster.State) {
+	fmt.Fprintf(w, "layout\t%s\n", st.ClusterLayout())
+	set, err := devcluster.InstallSettings(st)
+	if err != nil {
+		fmt.Fprintf(w, "install settings\t%v\n", err)
+		return
+	}
+	served := "api-int, led to the server's pods on the control-plane machine"
+	if st.ServerURL == "" {
+		served = "api-int, not yet led anywhere"
+	}
+	fmt.Fprintf(w, "image\t%s\t(loaded into every machine's containerd: install it by this tag)\n", set.Image)
+	fmt.Fprintf(w, "serverHost\t%s\t(%s)\n", set.ServerHost, served)
+	fmt.Fprintf(w, "apiServerURL\t%s\t(the API server, as every kubelet reaches it)\n", set.APIServerURL)
 }

@@ -64,8 +64,9 @@ and --current the rendered config its nodes run.
 Keys Ignition only warns about render as in OpenShift (see "mco validate --help"): the plan
 lists them (offline also on stderr, at their file) and they do not change the exit code.
 
-Exit codes: 0 nothing drains or reboots; 1 a node would be drained or rebooted (or has a
-reboot queued); 2 error, including a pool that does not render and a change the controller
+Exit codes: 0 nothing drains or reboots (nodes only waiting for adoption included); 1 a node
+would be drained or rebooted (or has a reboot queued, or an approved adoption drains or
+reboots it); 2 error, including a pool that does not render and a change the controller
 or agent would refuse as unreconcilable.`,
 		Example: `  mco plan -f change.yaml
   mco plan --pool worker

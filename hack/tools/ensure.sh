@@ -28,6 +28,7 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 out="$here/../../bin/tools"
+"$here/crds.sh" "$out"
 pins=$(cd "$here" && { cat go.mod go.sum build.sh ./*/main.go; go version; } | sha256sum | cut -d' ' -f1)
 missing=0
 for bin in kube-apiserver kubectl kubelet kube-controller-manager kube-scheduler etcd pause ignition ignition-validate; do

@@ -37,7 +37,7 @@ type Options struct {
 	Image, Manifests string
 	// Layout is how machines are built and mco comes onto them ("": OpenShift's).
 	Layout Layout
-	// NoInstall leaves a kubeadm layout's cluster without mco (InstallMCO installs it later).
+	// NoInstall leaves a kubeadm layout's cluster without mco, for README's kubeadm install.
 	NoInstall bool
 	Log       io.Writer
 }

@@ -47,6 +47,9 @@ func upKubeadm(ctx context.Context, opts Options, dir string, st *State, c clien
 	if err := finishKubeadmJoins(ctx, dir, names); err != nil {
 		return err
 	}
+	if err := st.pointAPIIntAtControlPlane(ctx, c, dir); err != nil {
+		return err
+	}
 	if opts.NoInstall {
 		return nil
 	}
@@ -86,17 +89,6 @@ func (s *State) addKubeadmNode(ctx context.Context, c client.Client, dir, mco, n
 	})
 }
 
-// InstallCRDs is README's first step: `kubectl apply --server-side -k config/crd` and the wait
-// for the API to serve them. An admin who has MachineConfigs for the nodes applies them then,
-// before mco itself, so every node is first compared with them.
-func InstallCRDs(ctx context.Context, dir string) error {
-	dir, st, err := kubeadmState(dir)
-	if err != nil {
-		return err
-	}
-	return installCRDs(ctx, filepath.Join(st.ToolsDir, "kubectl"), filepath.Join(dir, "kubeconfig"), st.Manifests)
-}
-
 // kubeadmState is the state of the kubeadm layout's cluster in dir (made absolute).
 func kubeadmState(dir string) (string, *State, error) {
 	dir, err := filepath.Abs(dir)
@@ -116,8 +108,7 @@ func kubeadmState(dir string) (string, *State, error) {
 func installCRDs(ctx context.Context, kubectl, kubeconfig, manifests string) error {
 	for _, args := range [][]string{
 		{"apply", "--server-side", "-k", filepath.Join(manifests, "..", "crd")},
-		{"wait", "--for", "condition=established", "--timeout=60s", "crd/machineconfigpools.machineconfiguration.openshift.io",
-			"crd/machineconfigs.machineconfiguration.openshift.io", "crd/kubeletconfigs.machineconfiguration.openshift.io"},
+		{"wait", "--for", "condition=established", "--timeout=60s", "crd", "--all"},
 	} {
 		if out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput(); err != nil {
 			return fmt.Errorf("kubectl %v: %w: %s", args, err, out)
@@ -142,8 +133,8 @@ func finishKubeadmJoins(ctx context.Context, dir string, machines []string) erro
 // InstallMCO installs mco on the kubeadm layout's cluster in dir as an admin installs it
 // (README's "Install on a kubeadm cluster"): the CRDs first (`kubectl apply --server-side -k
 // config/crd`, waited for), then the dev overlay of config/kubeadm (the image's tag and the two
-// install settings). It returns once the controller, server and agent pods are Ready, with
-// api-int (a load balancer's pool) led to the server's pod on the control-plane machine.
+// install settings). It returns once the controller, server and agent pods are Ready and the
+// server's pod serves where api-int leads (mco dev up pointed it at the control-plane machine).
 func InstallMCO(ctx context.Context, dir string) error {
 	dir, st, err := kubeadmState(dir)
 	if err != nil {
@@ -163,19 +154,38 @@ func InstallMCO(ctx context.Context, dir string) error {
 	if err := waitMCOPods(ctx, c, len(st.Machines), 3*time.Minute); err != nil {
 		return err
 	}
-	ip, err := nodeInternalIP(ctx, c, ControlPlaneMachine)
+	target, err := controlPlaneServer(ctx, c)
 	if err != nil {
 		return err
 	}
-	target := netip.AddrPortFrom(ip, devnet.APIIntPort)
 	if err := poll(ctx, time.Minute, func() bool { return serves(target) }); err != nil {
 		return fmt.Errorf("the server's pod on %s does not serve on %s: %w (kubectl -n %s logs daemonset/mco-server)", ControlPlaneMachine, target, err, ServerNamespace)
+	}
+	return nil
+}
+
+// pointAPIIntAtControlPlane makes api-int what a kubeadm cluster's load balancer is before mco
+// is installed: new connections to its port 22623 go to the control-plane machine, where the
+// server's DaemonSet pod will listen. The install settings (mco dev status) can then name it.
+func (s *State) pointAPIIntAtControlPlane(ctx context.Context, c client.Client, dir string) error {
+	target, err := controlPlaneServer(ctx, c)
+	if err != nil {
+		return err
 	}
 	if err := devnet.PointAPIInt(devnet.Default(), target); err != nil {
 		return err
 	}
-	st.ServerURL = "https://" + ServerHost()
-	return st.save(dir)
+	s.ServerURL = "https://" + ServerHost()
+	return s.save(dir)
+}
+
+// controlPlaneServer is where the server's pod on the control-plane machine listens.
+func controlPlaneServer(ctx context.Context, c client.Client) (netip.AddrPort, error) {
+	ip, err := nodeInternalIP(ctx, c, ControlPlaneMachine)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	return netip.AddrPortFrom(ip, devnet.APIIntPort), nil
 }
 
 // waitMCOPods waits until config/default's workloads are Ready: the controller's Deployment,

@@ -43,6 +43,20 @@ configMapGenerator:
 	return b.String()
 }
 
+// Settings are what README's install steps ask an admin for, as a dev cluster has them: the
+// image (preloaded into every machine's containerd, so named by its version tag), serverHost
+// (api-int's port 22623) and apiServerURL.
+type Settings struct{ Image, ServerHost, APIServerURL string }
+
+// InstallSettings are the install settings of the dev cluster whose state is st.
+func InstallSettings(st *State) (Settings, error) {
+	tag, err := imageTag(st.ImageArchive)
+	if err != nil {
+		return Settings{}, err
+	}
+	return Settings{Image: mcoImage + ":" + tag, ServerHost: ServerHost(), APIServerURL: st.APIServerURL}, nil
+}
+
 // imageTag is the version tag an image archive (make image's docker-archive) carries for
 // mcoImage: a tag Kubernetes does not try to pull when it is present (`latest` it always pulls).
 func imageTag(archive string) (string, error) {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +19,8 @@ import (
 	"github.com/mco-dev/mco/internal/devcluster"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
-	"github.com/mco-dev/mco/internal/testenv"
 	"github.com/mco-dev/mco/test/clustertest"
+	"github.com/mco-dev/mco/test/doctest"
 )
 
 // The kubeadm layout's steps after install (TestKubeadmLayoutInstall): adoption, a
@@ -78,19 +77,10 @@ func doneIn(n *corev1.Node, config string) bool {
 	return a[protocol.CurrentConfigAnnotation] == config && a[protocol.DesiredConfigAnnotation] == config && a[protocol.StateAnnotation] == string(protocol.NodeDone)
 }
 
-func mcoCLI(t *testing.T, ctx context.Context, cl *clustertest.Cluster, args ...string) string {
-	t.Helper()
-	out, err := run(ctx, testenv.RequireMCO(t), append(args, "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"))...)
-	if err != nil {
-		t.Fatalf("mco %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
 // kubeadmAdoption: nodes whose host already is in their pool's config are adopted without a
 // reboot or a change to their files; worker-1, whose chrony.conf differs, waits for the admin
 // with the diff shown, then takes the update as planned once approved.
-func kubeadmAdoption(t *testing.T, ctx context.Context, cl *clustertest.Cluster, stamps map[string]string) {
+func kubeadmAdoption(t *testing.T, ctx context.Context, cl *clustertest.Cluster, s *doctest.Session, stamps map[string]string) {
 	t.Run("nodes already in their pool's config are adopted as they are", func(t *testing.T) {
 		for _, m := range []string{devcluster.ControlPlaneMachine, "worker-0"} {
 			pool := protocol.WorkerPool
@@ -134,12 +124,16 @@ func kubeadmAdoption(t *testing.T, ctx context.Context, cl *clustertest.Cluster,
 		if c := poolcondition.Get(&pool.Status, "NodesAwaitingAdoption"); c == nil || c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, "worker-1") {
 			t.Errorf("worker pool's NodesAwaitingAdoption: %+v", c)
 		}
-		if out := mcoCLI(t, ctx, cl, "plan", "--pool", protocol.WorkerPool); !strings.Contains(out, "-"+handEdit) || !strings.Contains(out, "worker-1") {
+		// README's "Adopting the nodes": mco status, mco plan --pool worker (exit 0: nothing
+		// is approved yet) and mco explain; withdrawing an approval never given changes nothing.
+		out := s.Run(t, "adopt-inspect")
+		if !strings.Contains(out, "-"+handEdit) || !strings.Contains(out, "worker-1") {
 			t.Errorf("mco plan --pool worker does not show worker-1's diff:\n%s", out)
 		}
-		if out := mcoCLI(t, ctx, cl, "explain", "node/worker-1"); !strings.Contains(out, "mco adopt worker-1") {
+		if !strings.Contains(out, "mco adopt worker-1") {
 			t.Errorf("mco explain node/worker-1 does not say how to approve:\n%s", out)
 		}
+		s.Run(t, "adopt-withdraw")
 		time.Sleep(3 * time.Second) // a wrong agent or controller would have started by now
 		n := cl.Node(t, ctx, "worker-1")
 		if n.Annotations[protocol.CurrentConfigAnnotation] != "" || n.Annotations[protocol.DesiredConfigAnnotation] != "" || n.Spec.Unschedulable {
@@ -151,7 +145,7 @@ func kubeadmAdoption(t *testing.T, ctx context.Context, cl *clustertest.Cluster,
 	})
 
 	t.Run("approved, worker-1 is updated as planned", func(t *testing.T) {
-		mcoCLI(t, ctx, cl, "adopt", "worker-1")
+		s.Run(t, "adopt-approve")
 		target := poolTarget(t, ctx, cl, protocol.WorkerPool)
 		clustertest.Eventually(t, 3*time.Minute, "worker-1 Done in "+target, func() bool { return doneIn(cl.Node(t, ctx, "worker-1"), target) })
 		if boots := cl.Boots(t, "worker-1"); boots != 2 {
@@ -274,28 +268,9 @@ func kubeadmImageMirror(t *testing.T, ctx context.Context, cl *clustertest.Clust
 
 // kubeadmRevert: `mco daemon revert` (from the agent's pod, as an admin would on a node) gives
 // worker-1 its own chrony.conf back, and takes away what mco added.
-func kubeadmRevert(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
+func kubeadmRevert(t *testing.T, ctx context.Context, cl *clustertest.Cluster, s *doctest.Session) {
 	t.Run("mco daemon revert restores worker-1's own files", func(t *testing.T) {
-		var pods corev1.PodList
-		if err := cl.C.List(ctx, &pods, client.InNamespace(devcluster.ServerNamespace),
-			client.MatchingLabels{"app.kubernetes.io/component": "daemon"}); err != nil {
-			t.Fatal(err)
-		}
-		agentPod := ""
-		for _, p := range pods.Items {
-			if p.Spec.NodeName == "worker-1" {
-				agentPod = p.Name
-			}
-		}
-		if agentPod == "" {
-			t.Fatal("no agent pod on worker-1")
-		}
-		kubectl := filepath.Join(testenv.ToolsDir(), "kubectl")
-		out, err := run(ctx, kubectl, "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "exec", "-n", devcluster.ServerNamespace, agentPod, "--",
-			"/usr/bin/mco-node", "daemon", "revert", "--root", "/rootfs")
-		if err != nil {
-			t.Fatalf("revert: %v\n%s", err, out)
-		}
+		s.Run(t, "adopt-revert") // README's: the agent's pod on worker-1 found by its node
 		if got := cl.NodeFile(ctx, "worker-1", "/etc/chrony.conf"); got != devcluster.DistroChronyConf+handEdit+"\n" {
 			t.Errorf("after revert worker-1's chrony.conf is %q, not its own", got)
 		}

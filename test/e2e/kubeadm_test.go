@@ -23,7 +23,7 @@ const handEdit = "server 192.0.2.1 iburst # added by hand on worker-1"
 // TestKubeadmLayoutInstall installs mco on a cluster built the way kubeadm users have theirs:
 // machines of a distribution image with what kubeadm join leaves (no Ignition, nothing of mco),
 // master-0 marked as kubeadm marks a control plane, workers with no role label; then mco from
-// config/kubeadm as README says. Its pods run, its built-in pools select every node and render,
+// config/kubeadm, README's steps run as written. Its pods run, its built-in pools select every node and render,
 // and nothing rebooted or rewrote the distribution's files.
 func TestKubeadmLayoutInstall(t *testing.T) {
 	if testing.Short() {
@@ -88,22 +88,22 @@ func TestKubeadmLayoutInstall(t *testing.T) {
 		}
 	})
 
-	// One worker's chrony.conf was edited by hand; the admin wants every worker on the
-	// distribution's, and says so with a MachineConfig applied before mco is (README).
-	cl.InMachine(t, ctx, "worker-1", "sh", "-c", "echo '"+handEdit+"' >> /etc/chrony.conf")
+	// README's "Install on a kubeadm cluster", as written: the settings `mco dev status`
+	// prints; the dev cluster's history (worker-1's chrony.conf edited by hand, the admin's
+	// MachineConfig for every worker's in my-machineconfigs/, applied before mco); the image
+	// loaded again, then the install.
+	s := readmeSession(t, cl, "kubeadm")
+	s.Run(t, "kubeadm-dev-settings")
+	if b := s.Block(t, "kubeadm-dev-history"); !strings.Contains(b.Script, handEdit) {
+		t.Fatalf("%s no longer adds %q to worker-1's chrony.conf, which this test checks for", b.Where(), handEdit)
+	}
+	s.Run(t, "kubeadm-dev-history")
 	stamps := map[string]string{}
 	for _, m := range machines {
 		stamps[m] = cl.InMachine(t, ctx, m, "stat", "-c", "%y %i", "/etc/chrony.conf")
 	}
-	t.Log("installing mco: kubectl apply --server-side -k config/crd, the admin's MachineConfig, then the dev overlay of config/kubeadm")
-	if err := devcluster.InstallCRDs(ctx, cl.Dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.C.Create(ctx, clustertest.FileConfig("50-worker-chrony", "/etc/chrony.conf", devcluster.DistroChronyConf)); err != nil {
-		t.Fatal(err)
-	}
-	if err := devcluster.InstallMCO(ctx, cl.Dir); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"dev-load-image", "kubeadm-install"} {
+		s.Run(t, id)
 	}
 
 	t.Run("controller, server and agents are Ready", func(t *testing.T) {
@@ -174,8 +174,11 @@ func TestKubeadmLayoutInstall(t *testing.T) {
 		}
 	})
 
-	kubeadmAdoption(t, ctx, cl, stamps)
+	kubeadmAdoption(t, ctx, cl, s, stamps)
+	if t.Failed() {
+		return // the steps below start from worker-1 adopted
+	}
 	kubeadmKubeletConfig(t, ctx, cl)
 	kubeadmImageMirror(t, ctx, cl)
-	kubeadmRevert(t, ctx, cl)
+	kubeadmRevert(t, ctx, cl, s)
 }

@@ -29,7 +29,7 @@ func TestRealMachines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	cl := clustertest.Start(t, ctx, 3)
 	watcher := cl.Watcher
@@ -223,6 +223,13 @@ func TestRealMachines(t *testing.T) {
 		workers = append(workers, name)
 	})
 
+	readme := readmeSession(t, cl, "demo")
+	t.Run("README's tour runs as written on this cluster, the demo's", func(t *testing.T) { readmeTour(t, ctx, cl, readme) })
+	if t.Failed() {
+		return
+	}
+	target = cl.Pool(t, ctx).Spec.Configuration.Name
+
 	t.Run("power loss in the middle of an apply leaves the old or the new config", func(t *testing.T) {
 		victim := "worker-1"
 		// Pause the victim's agent in the middle of its next transaction (armed through a file
@@ -326,6 +333,8 @@ func TestRealMachines(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("README's monitoring applies to the install, with the Prometheus Operator's CRDs", func(t *testing.T) { readmeMonitoring(t, ctx, cl, readme) })
 }
 
 // newImage is the second dev OS image the machines rebase to.
