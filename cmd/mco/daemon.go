@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -46,9 +47,7 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 			if metricsServed(metricsAddr) { // else nobody reads them: no kubelet health checks either
 				opts.Metrics = reg
 			}
-			if err := serveMetrics(metricsAddr, reg); err != nil {
-				return err
-			}
+			serveMetrics(metricsAddr, reg, cmd.ErrOrStderr())
 			return daemon.Run(signalContext(), cfg, opts)
 		},
 	}
@@ -147,27 +146,28 @@ force file yourself does the same, as in OpenShift.`,
 // metricsServed: an empty address or "0" turns the metrics endpoint off.
 func metricsServed(addr string) bool { return addr != "" && addr != "0" }
 
-func serveMetrics(addr string, reg *prometheus.Registry) error {
+// serveMetrics serves reg's metrics on addr in the background and says whether it does. The
+// node's OS matters more than the agent's metrics: an address taken on the host (another agent
+// in a shared network namespace, a stale process) must not keep the agent from managing the
+// node, so a failure to listen is said loudly on warn, once, and the agent goes on.
+func serveMetrics(addr string, reg *prometheus.Registry, warn io.Writer) (served bool) {
 	if !metricsServed(addr) {
-		return nil
+		return false
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		// The node's OS matters more than the agent's metrics: an address taken on the host
-		// (another agent in a shared network namespace, a stale process) must not keep the
-		// agent from managing the node. Said loudly, once.
-		fmt.Fprintf(os.Stderr, "warning: metrics are not served: %v (the agent goes on without them)\n", err)
-		return nil
+		fmt.Fprintf(warn, "warning: metrics are not served: %v (the agent goes on without them)\n", err)
+		return false
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintln(os.Stderr, "metrics server:", err)
+			fmt.Fprintln(warn, "metrics server:", err)
 		}
 	}()
-	return nil
+	return true
 }
 
 func newDaemonFirstBootCommand() *cobra.Command {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/statusview"
 )
@@ -94,8 +95,8 @@ func followRollout(ctx context.Context, cmd *cobra.Command, c client.Client, nam
 				fmt.Fprint(out, frame)
 				last = frame
 			}
-			switch statusview.PoolOutcome(pool) {
-			case statusview.Complete:
+			switch poolcondition.RolloutOutcome(pool) {
+			case poolcondition.Complete:
 				// `kubectl apply` returns before the controller renders the change, so an
 				// Updated pool may not have seen it yet.
 				pending, err := pendingRender(ctx, c, pools, name)
@@ -120,7 +121,7 @@ func followRollout(ctx context.Context, cmd *cobra.Command, c client.Client, nam
 				}
 				fmt.Fprintf(out, "pool %s is updated to %s%s\n", name, pool.Status.Configuration.Name, held)
 				return nil
-			case statusview.Failed:
+			case poolcondition.Failed:
 				return &exitError{code: 1, err: fmt.Errorf("pool %s is degraded; see `mco status`", name)}
 			default:
 				lastPending = "" // the render came; a timeout now is about the rollout

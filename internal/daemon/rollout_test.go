@@ -92,10 +92,9 @@ func TestRollout(t *testing.T) {
 		return n.Annotations[protocol.StateAnnotation] == string(protocol.NodeDegraded) &&
 			strings.Contains(n.Annotations[protocol.ReasonAnnotation], "/etc/base.conf"), nodeSummary(n)
 	})
+	// How soon is the benchmarks' to measure (a loaded machine makes any bound here a flake);
+	// the 10 s above bounds only a drift that would never be reported.
 	t.Logf("drift reported on the Node after %v", time.Since(start).Round(time.Millisecond))
-	if time.Since(start) > 2*time.Second {
-		t.Errorf("drift took %v to reach the Node", time.Since(start))
-	}
 	create(t, ctx, machineConfig("70-worker-more", map[string]string{"/etc/containers/registries.d/a.yaml": "a"}))
 	r3 := awaitTarget(t, ctx, r2)
 	time.Sleep(3 * time.Second)

@@ -42,7 +42,7 @@ func fakePackage(name, archive string, data []byte) Package {
 // plain failures.
 func TestFetchStaleLock(t *testing.T) {
 	if _, err := os.Stat("/usr/lib/apt/apt-helper"); err != nil {
-		t.Skip("Fetch downloads with apt's apt-helper:", err)
+		t.Fatal("Fetch downloads with apt's apt-helper, which make image needs too (apt-get install apt):", err)
 	}
 	// apt retries a refused connection or a server error (Acquire::Retries, 3 with back-off:
 	// seconds); once is enough here.

@@ -96,7 +96,14 @@ func TestReportLikeTheAgent(t *testing.T) {
 	if err != nil {
 		t.Errorf("no %s event on node %s", ReasonUpdated, name)
 	}
-	time.Sleep(500 * time.Millisecond) // any further write would show by now
+	// The watch may deliver the last writes after the event: wait for the Node back at Done
+	// (however loaded the machine), then a moment more for a write that should not come.
+	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(states) >= 3 && states[len(states)-1] == string(protocol.NodeDone), nil
+	})
+	time.Sleep(500 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
 	if want := []string{string(protocol.NodeDone), string(protocol.NodeWorking), string(protocol.NodeDone)}; !slices.Equal(states, want) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
-	"github.com/mco-dev/mco/internal/statusview"
 )
 
 // poolStatus is one pool's line in status.extension, in OpenShift's operator's words, with
@@ -97,7 +96,7 @@ func requiredPoolsWaiting(pools []mcfgv1.MachineConfigPool, versions map[string]
 		}
 		if err := configurationProblem(p, versions, controllerVersion); err != "" {
 			waiting = append(waiting, fmt.Sprintf("MachineConfigPool %s has not progressed to latest configuration: %s, retrying", p.Name, err))
-		} else if p.Generation > p.Status.ObservedGeneration || statusview.PoolOutcome(p) != statusview.Complete {
+		} else if p.Generation > p.Status.ObservedGeneration || poolcondition.RolloutOutcome(p) != poolcondition.Complete {
 			st := &p.Status
 			waiting = append(waiting, fmt.Sprintf("required MachineConfigPool %s is not ready, retrying. Status: (total: %d, ready %d, updated: %d, unavailable: %d, degraded: %d)",
 				p.Name, st.MachineCount, st.ReadyMachineCount, st.UpdatedMachineCount, st.UnavailableMachineCount, st.DegradedMachineCount))

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mco-dev/mco/config/pools"
+	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -69,16 +70,16 @@ func TestTablesAndFrame(t *testing.T) {
 	if !strings.Contains(frame, "[##########--------------------] 1/3 nodes updated") || !strings.Contains(frame, "w2") || strings.Contains(frame, "w3") {
 		t.Errorf("frame:\n%s", frame)
 	}
-	if PoolOutcome(worker) != InProgress {
+	if poolcondition.RolloutOutcome(worker) != poolcondition.InProgress {
 		t.Error("an updating pool is in progress")
 	}
 	worker.Status.Conditions = append(worker.Status.Conditions, mcfgv1.MachineConfigPoolCondition{Type: mcfgv1.MachineConfigPoolDegraded, Status: corev1.ConditionTrue})
-	if PoolOutcome(worker) != Failed {
+	if poolcondition.RolloutOutcome(worker) != poolcondition.Failed {
 		t.Error("a degraded pool has failed")
 	}
 	worker.Status.Conditions = []mcfgv1.MachineConfigPoolCondition{{Type: mcfgv1.MachineConfigPoolUpdated, Status: corev1.ConditionTrue}}
 	worker.Status.Configuration.Name = "rendered-worker-new"
-	if PoolOutcome(worker) != Complete {
+	if poolcondition.RolloutOutcome(worker) != poolcondition.Complete {
 		t.Error("an updated pool on its target is complete")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
-	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 )
@@ -128,27 +127,6 @@ func adoptionReason(a rollout.Awaiting) string {
 		return "approved, waiting for room in its pool: " + a.Plan.Summary()
 	}
 	return fmt.Sprintf("%s; approve with `mco adopt %s`", a.Plan.Summary(), a.Node)
-}
-
-// Outcome is how a rollout stands: still going, finished, or stuck.
-type Outcome int
-
-const (
-	InProgress Outcome = iota
-	Complete
-	Failed
-)
-
-// PoolOutcome: Complete when the pool reports Updated on its target, Failed when Degraded.
-func PoolOutcome(p *mcfgv1.MachineConfigPool) Outcome {
-	switch {
-	case poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolDegraded):
-		return Failed
-	case p.Spec.Configuration.Name != "" && p.Status.Configuration.Name == p.Spec.Configuration.Name &&
-		poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolUpdated):
-		return Complete
-	}
-	return InProgress
 }
 
 func firstLine(s string) string {

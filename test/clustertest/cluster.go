@@ -166,7 +166,7 @@ func (cl *Cluster) Pool(t testing.TB, ctx context.Context) *mcfgv1.MachineConfig
 func (cl *Cluster) WaitUpdated(t testing.TB, ctx context.Context, previous string, machines int32) string {
 	t.Helper()
 	var p *mcfgv1.MachineConfigPool
-	Eventually(t, 2*time.Minute, "worker pool Updated on a new config", func() bool {
+	Eventually(t, rolloutBound(machines), "worker pool Updated on a new config", func() bool {
 		p = cl.Pool(t, ctx)
 		target := p.Spec.Configuration.Name
 		return target != previous && p.Status.Configuration.Name == target &&
@@ -180,13 +180,19 @@ func (cl *Cluster) WaitUpdated(t testing.TB, ctx context.Context, previous strin
 func (cl *Cluster) WaitUpdatedWith(t testing.TB, ctx context.Context, previous string, machines int32, source string) string {
 	t.Helper()
 	var target string
-	Eventually(t, 4*time.Minute, "worker pool Updated on a config including "+source, func() bool {
+	Eventually(t, rolloutBound(machines), "worker pool Updated on a config including "+source, func() bool {
 		p := cl.Pool(t, ctx)
 		target = p.Spec.Configuration.Name
 		return HasSource(p, source) && target != previous && p.Status.Configuration.Name == target &&
 			p.Status.UpdatedMachineCount == machines && poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolUpdated)
 	})
 	return target
+}
+
+// rolloutBound bounds a rollout over machines: each may drain and reboot in turn, and a minute
+// and a half each is generous on a loaded 2-core host, where a cycle takes 15 to 40 s.
+func rolloutBound(machines int32) time.Duration {
+	return 90 * time.Second * time.Duration(max(machines, 2))
 }
 
 // HasSource reports whether the pool's target is rendered from the MachineConfig named source.

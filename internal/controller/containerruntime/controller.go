@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mco-dev/mco/internal/containerruntime"
+	"github.com/mco-dev/mco/internal/controller/enqueue"
 	"github.com/mco-dev/mco/internal/controller/generated"
 )
 
@@ -49,7 +50,7 @@ type Reconciler struct {
 // MachineConfigs (a generated one edited or deleted by hand is put back; one writing
 // storage.conf may be a base).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	all := generated.EnqueueAll(r.Client, &mcfgv1.ContainerRuntimeConfigList{}, "ContainerRuntimeConfigs")
+	all := enqueue.All(r.Client, &mcfgv1.ContainerRuntimeConfigList{}, "ContainerRuntimeConfigs")
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("containerruntimeconfig").
 		For(&mcfgv1.ContainerRuntimeConfig{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).

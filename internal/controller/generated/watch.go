@@ -5,36 +5,15 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mco-dev/mco/internal/generatedmc"
 )
-
-// EnqueueAll enqueues every object of list's kind (plural names it in the log): a pool, or a
-// cluster-wide input, can change any of them, and a cluster has a handful.
-func EnqueueAll(c client.Reader, list client.ObjectList, plural string) handler.MapFunc {
-	return func(ctx context.Context, _ client.Object) []reconcile.Request {
-		objs := list.DeepCopyObject().(client.ObjectList)
-		if err := c.List(ctx, objs); err != nil {
-			log.FromContext(ctx).Error(err, "listing "+plural)
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, meta.LenList(objs))
-		_ = meta.EachListItem(objs, func(o runtime.Object) error {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: o.(client.Object).GetName()}})
-			return nil
-		})
-		return reqs
-	}
-}
 
 // EnqueueForMachineConfig: a generated MachineConfig enqueues the object of kind controlling it
 // (a hand edit or deletion is undone); one writing path may be a pool's base, so it enqueues

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/mco-dev/mco/internal/controller/enqueue"
 	"github.com/mco-dev/mco/internal/kubeletconfig"
 	"github.com/mco-dev/mco/internal/testenv"
 )
@@ -22,11 +23,11 @@ func TestEnqueue(t *testing.T) {
 	for _, name := range []string{"watch-a", "watch-b"} {
 		mustCreate(t, &mcfgv1.KubeletConfig{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	}
-	all := EnqueueAll(k8sClient, &mcfgv1.KubeletConfigList{}, "KubeletConfigs")
+	all := enqueue.All(k8sClient, &mcfgv1.KubeletConfigList{}, "KubeletConfigs")
 	everyOne := all(ctx, nil)
 	for _, name := range []string{"watch-a", "watch-b"} {
 		if !slices.Contains(everyOne, request(name)) {
-			t.Errorf("EnqueueAll = %v, want %s among them", everyOne, name)
+			t.Errorf("enqueue.All = %v, want %s among them", everyOne, name)
 		}
 	}
 

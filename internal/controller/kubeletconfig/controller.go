@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/mco-dev/mco/internal/controller/enqueue"
 	"github.com/mco-dev/mco/internal/controller/generated"
 	"github.com/mco-dev/mco/internal/kubeletconfig"
 	"github.com/mco-dev/mco/internal/render"
@@ -75,7 +76,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Parses == nil {
 		r.Parses = render.NewParseCache(1024)
 	}
-	all := generated.EnqueueAll(r.Client, &mcfgv1.KubeletConfigList{}, "KubeletConfigs")
+	all := enqueue.All(r.Client, &mcfgv1.KubeletConfigList{}, "KubeletConfigs")
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kubeletconfig").
 		For(&mcfgv1.KubeletConfig{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/mco-dev/mco/internal/controller/enqueue"
 	"github.com/mco-dev/mco/internal/machineconfignode"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
@@ -45,7 +46,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("machineconfignode").
 		For(&corev1.Node{}, builder.WithPredicates(nodeChange)).
 		Watches(&mcfgv1.MachineConfigNode{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allNodes), builder.WithPredicates(poolMembershipChange)).
+		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, &corev1.NodeList{}, "nodes for a pool event", client.UnsafeDisableDeepCopy)), builder.WithPredicates(poolMembershipChange)).
 		// Each reconcile is one patch round trip: with 2 workers, a 5,000-node rollout's
 		// MachineConfigNodes fell 20 s behind their Nodes (bench/rollout), the API server's
 		// latency under load, not this controller's CPU, being the bound.
@@ -150,18 +151,4 @@ func (r *Reconciler) wanted(ctx context.Context, name string) (want *mcfgv1.Mach
 		return nil, true, nil
 	}
 	return want, false, nil
-}
-
-func (r *Reconciler) allNodes(ctx context.Context, _ client.Object) []reconcile.Request {
-	var nodes corev1.NodeList
-	// Read-only, names only: no copy of every Node of the cluster.
-	if err := r.Client.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing nodes for a pool event")
-		return nil
-	}
-	reqs := make([]reconcile.Request, len(nodes.Items))
-	for i, n := range nodes.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: n.Name}}
-	}
-	return reqs
 }

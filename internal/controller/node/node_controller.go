@@ -25,6 +25,7 @@ import (
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/changeplan"
 	"github.com/mco-dev/mco/internal/controller/annotationchange"
+	"github.com/mco-dev/mco/internal/controller/enqueue"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 )
@@ -88,7 +89,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("node").
 		// A pool's labels choose its pacing policy.
-		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allPools),
+		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, &mcfgv1.MachineConfigPoolList{}, "pools")),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 				annotationchange.Predicate(protocol.AdoptAnnotation, rolloutv1.RollbackAnnotation)))).
 		Watches(&corev1.Node{}, r.nodeHandler(), builder.WithPredicates(relevantNodeChange)).
@@ -100,7 +101,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return fmt.Errorf("indexing pods by node: %w", err)
 		}
 		// A policy's spec or its resume annotation; its status is this controller's own write.
-		b = b.Watches(&rolloutv1.MachineConfigPoolRollout{}, handler.EnqueueRequestsFromMapFunc(r.allPools),
+		b = b.Watches(&rolloutv1.MachineConfigPoolRollout{}, handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, &mcfgv1.MachineConfigPoolList{}, "pools")),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 			Watches(&corev1.Pod{}, r.podHandler(), builder.WithPredicates(daemonSetPodReadiness))
 	}
@@ -251,17 +252,4 @@ func (r *Reconciler) forgetWarning(key string) {
 	r.reportedMu.Lock()
 	delete(r.reported, key)
 	r.reportedMu.Unlock()
-}
-
-func (r *Reconciler) allPools(ctx context.Context, _ client.Object) []reconcile.Request {
-	var pools mcfgv1.MachineConfigPoolList
-	if err := r.Client.List(ctx, &pools); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing pools")
-		return nil
-	}
-	reqs := make([]reconcile.Request, len(pools.Items))
-	for i, p := range pools.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: p.Name}}
-	}
-	return reqs
 }

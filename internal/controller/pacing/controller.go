@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/controller/enqueue"
 	"github.com/mco-dev/mco/internal/pacing"
 )
 
@@ -34,7 +35,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("pacing").
 		For(&rolloutv1.MachineConfigPoolRollout{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(r.allPolicies), builder.WithPredicates(poolMembership)).
+		Watches(&mcfgv1.MachineConfigPool{}, handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, &rolloutv1.MachineConfigPoolRolloutList{}, "MachineConfigPoolRollouts")), builder.WithPredicates(poolMembership)).
 		Complete(r)
 }
 
@@ -71,19 +72,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	// A conflict with the node controller's entry write fails the reconcile and retries it.
 	return reconcile.Result{}, r.Client.Status().Update(ctx, updated)
-}
-
-func (r *Reconciler) allPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
-	var list rolloutv1.MachineConfigPoolRolloutList
-	if err := r.Client.List(ctx, &list); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing MachineConfigPoolRollouts")
-		return nil
-	}
-	reqs := make([]reconcile.Request, len(list.Items))
-	for i := range list.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: list.Items[i].Name}}
-	}
-	return reqs
 }
 
 // poolMembership passes what can change which pools a policy selects.

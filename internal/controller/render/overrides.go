@@ -8,10 +8,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/mco-dev/mco/internal/controller/enqueue"
 	"github.com/mco-dev/mco/internal/daemon/plan"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/render"
@@ -34,18 +33,5 @@ var clusterSpecChanged = builder.WithPredicates(
 	predicate.GenerationChangedPredicate{})
 
 func (r *Reconciler) toAllPools() handler.EventHandler {
-	return handler.EnqueueRequestsFromMapFunc(r.allPools)
-}
-
-func (r *Reconciler) allPools(ctx context.Context, _ client.Object) []reconcile.Request {
-	var pools mcfgv1.MachineConfigPoolList
-	if err := r.Client.List(ctx, &pools); err != nil {
-		log.FromContext(ctx).Error(err, "listing pools for a MachineConfiguration event")
-		return nil
-	}
-	reqs := make([]reconcile.Request, len(pools.Items))
-	for i, p := range pools.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: p.Name}}
-	}
-	return reqs
+	return handler.EnqueueRequestsFromMapFunc(enqueue.All(r.Client, &mcfgv1.MachineConfigPoolList{}, "pools for a MachineConfiguration event"))
 }

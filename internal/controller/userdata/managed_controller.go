@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/mco-dev/mco/internal/controller/enqueue"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -68,19 +69,7 @@ func (r *ManagedReconciler) allPoolsIfCA(ctx context.Context, obj client.Object)
 	if !r.Options.CA.Matches(obj) {
 		return nil
 	}
-	return r.allPools(ctx)
-}
-
-func (r *ManagedReconciler) allPools(ctx context.Context) []reconcile.Request {
-	var pools mcfgv1.MachineConfigPoolList
-	if err := r.Client.List(ctx, &pools); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, p := range pools.Items {
-		reqs = append(reqs, poolRequest(p.Name)...)
-	}
-	return reqs
+	return enqueue.All(r.Client, &mcfgv1.MachineConfigPoolList{}, "pools for a CA change")(ctx, obj)
 }
 
 func poolRequest(pool string) []reconcile.Request {

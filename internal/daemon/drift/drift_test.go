@@ -102,8 +102,8 @@ func TestMonitorReportsDriftAndRecoveryQuickly(t *testing.T) {
 				if (err != nil) == wantDrift {
 					return time.Since(start)
 				}
-			case <-time.After(time.Second):
-				t.Fatalf("no report (drift=%v) within a second; the periodic check is an hour away", wantDrift)
+			case <-time.After(reportBound):
+				t.Fatalf("no report (drift=%v) within %v; the periodic check is an hour away", wantDrift, reportBound)
 			}
 		}
 	}
@@ -144,7 +144,7 @@ func TestMonitorReportsOnlyChanges(t *testing.T) {
 		if err == nil {
 			t.Fatal("reported no drift after a managed file was deleted")
 		}
-	case <-time.After(time.Second):
+	case <-time.After(reportBound):
 		t.Fatal("the drift was not reported")
 	}
 	time.Sleep(100 * time.Millisecond)
