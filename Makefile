@@ -39,10 +39,11 @@ tools: ## build kube-apiserver, etcd, kubectl, ignition into bin/tools (only whe
 crds: ## copy CRD manifests from the pinned github.com/openshift/api into config/crd
 	@hack/sync-crds.sh
 
-vet: ## go vet and gofmt check
+vet: ## go vet, the layering rules (hack/layering) and gofmt check
 	$(GO) vet ./...
 	$(GO) vet -tags nodeagent ./cmd/mco
 	$(GO) vet -tags mcoserver ./cmd/mco
+	$(GO) run ./hack/layering
 	@files=$$(gofmt -l $(GO_DIRS)); test -z "$$files" || { echo "gofmt needed: $$files"; exit 1; }
 
 fmt:

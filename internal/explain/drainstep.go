@@ -7,7 +7,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/mco-dev/mco/internal/statusview"
+	"github.com/mco-dev/mco/internal/pacing"
 )
 
 // drainStep is the step of the node's blocked or skipped drain (statusview.DrainStep), "" when
@@ -16,7 +16,7 @@ func (e nodeExplainer) drainStep() string {
 	if e.pool == nil {
 		return ""
 	}
-	return statusview.DrainStep(e.n, e.pool, e.c.members(e.pool), e.c.Policies, e.c.Now)
+	return pacing.DrainStep(e.n, e.pool, e.c.members(e.pool), e.c.Policies, e.c.Now)
 }
 
 // drainStepLines names, for a pool, each node whose drain is blocked or was skipped and its step.
@@ -33,7 +33,7 @@ func drainStepLines(c Cluster, pool *mcfgv1.MachineConfigPool, members []*corev1
 		return 0
 	})
 	for _, n := range sorted {
-		if step := statusview.DrainStep(n, pool, members, c.Policies, c.Now); step != "" {
+		if step := pacing.DrainStep(n, pool, members, c.Policies, c.Now); step != "" {
 			lines = append(lines, bound(fmt.Sprintf("node %s: %s", n.Name, step)))
 		}
 	}
