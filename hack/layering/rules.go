@@ -23,9 +23,9 @@ type Rule struct {
 // Rules are the layering docs/architecture.md states.
 var Rules = []Rule{
 	{
-		Name:      "the agent never depends on a controller or the server",
+		Name:      "the agent never depends on a controller, the server or the KubeletConfig generator",
 		Covers:    []string{"internal/daemon"},
-		Forbidden: []string{"internal/controller", "internal/server"},
+		Forbidden: []string{"internal/controller", "internal/server", "internal/kubeletconfig"},
 	},
 	{
 		Name:   "production code never depends on the dev harness",

@@ -21,7 +21,7 @@ func TestCheck(t *testing.T) {
 			"internal/devcluster": nil, "internal/statusview": nil,
 		}},
 		{name: "the agent importing a controller", g: Graph{"internal/daemon/plan": {"internal/controller/enqueue"}, "internal/controller/enqueue": nil},
-			want: []string{"the agent never depends on a controller or the server: internal/daemon/plan -> internal/controller/enqueue"}},
+			want: []string{"the agent never depends on a controller, the server or the KubeletConfig generator: internal/daemon/plan -> internal/controller/enqueue"}},
 		{name: "through a package between", g: Graph{
 			"internal/daemon": {"internal/changeplan"}, "internal/changeplan": {"internal/statusview"}, "internal/statusview": nil,
 		}, want: []string{

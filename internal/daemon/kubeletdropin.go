@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mco-dev/mco/internal/daemon/runningkubelet"
-	"github.com/mco-dev/mco/internal/kubeletconfig"
+	"github.com/mco-dev/mco/internal/kubeletfiles"
 )
 
 // findKubelet is the node's running kubelet and when it started (it read its configuration
@@ -31,7 +31,7 @@ func (a *Agent) findKubelet() (runningkubelet.Kubelet, time.Time, bool, error) {
 // (nil when it would, or next writes none): refused before any drain or write, naming the
 // kubelet's flag. err is a failure to find out.
 func (a *Agent) kubeletDropInRefusal(next *loaded) (refusal, err error) {
-	want, ok := next.set.Lookup(kubeletconfig.DropInPath)
+	want, ok := next.set.Lookup(kubeletfiles.DropInPath)
 	if !ok {
 		return nil, nil
 	}
@@ -40,12 +40,12 @@ func (a *Agent) kubeletDropInRefusal(next *loaded) (refusal, err error) {
 		return nil, err
 	}
 	if !found {
-		return nil, fmt.Errorf("no kubelet runs on this node, so whether it reads %s cannot be told yet", kubeletconfig.DropInPath)
+		return nil, fmt.Errorf("no kubelet runs on this node, so whether it reads %s cannot be told yet", kubeletfiles.DropInPath)
 	}
-	if k.DropInDir == kubeletconfig.DropInDir {
+	if k.DropInDir == kubeletfiles.DropInDir {
 		return nil, nil
 	}
-	return k.Check(kubeletconfig.DropInPath, want.Data), nil
+	return k.Check(kubeletfiles.DropInPath, want.Data), nil
 }
 
 // kubeletDropInInEffect verifies that the running kubelet has every setting of the config's
@@ -53,7 +53,7 @@ func (a *Agent) kubeletDropInRefusal(next *loaded) (refusal, err error) {
 // command line overrides it, and it started after the file was last written. nil when the
 // config writes no drop-in.
 func (a *Agent) kubeletDropInInEffect(l *loaded) error {
-	want, ok := l.set.Lookup(kubeletconfig.DropInPath)
+	want, ok := l.set.Lookup(kubeletfiles.DropInPath)
 	if !ok {
 		return nil
 	}
@@ -63,12 +63,12 @@ func (a *Agent) kubeletDropInInEffect(l *loaded) error {
 	}
 	if !found {
 		// Between a restart's stop and start, or a kubelet that crashed: tried again.
-		return fmt.Errorf("no kubelet runs on this node yet to check %s against", kubeletconfig.DropInPath)
+		return fmt.Errorf("no kubelet runs on this node yet to check %s against", kubeletfiles.DropInPath)
 	}
-	if err := k.Check(kubeletconfig.DropInPath, want.Data); err != nil {
+	if err := k.Check(kubeletfiles.DropInPath, want.Data); err != nil {
 		return err
 	}
-	info, err := a.root.Lstat(kubeletconfig.DropInPath)
+	info, err := a.root.Lstat(kubeletfiles.DropInPath)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (a *Agent) kubeletDropInInEffect(l *loaded) error {
 	// restart that failed) never read it.
 	written := time.Unix(info.ModTime.Unix())
 	if started.Before(written.Add(-startTimeSlack)) {
-		return &runningkubelet.NotInEffectError{Path: kubeletconfig.DropInPath, Reason: fmt.Sprintf(
+		return &runningkubelet.NotInEffectError{Path: kubeletfiles.DropInPath, Reason: fmt.Sprintf(
 			"the kubelet started at %s, before the file was written at %s: restart it (systemctl restart kubelet)",
 			started.UTC().Format(time.RFC3339), written.UTC().Format(time.RFC3339))}
 	}

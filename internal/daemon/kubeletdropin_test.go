@@ -14,7 +14,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/runningkubelet"
-	"github.com/mco-dev/mco/internal/kubeletconfig"
+	"github.com/mco-dev/mco/internal/kubeletfiles"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
 )
@@ -89,12 +89,12 @@ func TestKubeletDropIn(t *testing.T) {
 		}, nil)
 		return root, ag
 	}
-	root, ag := start("dropin-0", "--config=/var/lib/kubelet/config.yaml", "--config-dir="+kubeletconfig.DropInDir)
+	root, ag := start("dropin-0", "--config=/var/lib/kubelet/config.yaml", "--config-dir="+kubeletfiles.DropInDir)
 	_, bare := start("dropin-1", "--config=/var/lib/kubelet/config.yaml")
 	awaitNode(t, ctx, "dropin-0", "Done in "+r0, doneIn(r0))
 	awaitNode(t, ctx, "dropin-1", "Done in "+r0, doneIn(r0))
 
-	createPoolConfig(t, ctx, pool, "99-"+pool+"-generated-kubelet", map[string]string{kubeletconfig.DropInPath: dropIn})
+	createPoolConfig(t, ctx, pool, "99-"+pool+"-generated-kubelet", map[string]string{kubeletfiles.DropInPath: dropIn})
 	r1 := awaitPoolTarget(t, ctx, pool, r0)
 	n := awaitNode(t, ctx, "dropin-0", "Done in "+r1, doneIn(r1))
 	if !slices.Contains(ag.sd.Ops(), "restart kubelet.service") || ag.reboots.Load() != 0 {
@@ -107,7 +107,7 @@ func TestKubeletDropIn(t *testing.T) {
 	n = awaitNode(t, ctx, "dropin-1", "refusing "+r1, func(a map[string]string) bool {
 		return a[protocol.StateAnnotation] == string(protocol.NodeDegraded) && strings.Contains(a[protocol.ReasonAnnotation], "refusing "+r1)
 	})
-	for _, want := range []string{"--config-dir=" + kubeletconfig.DropInDir, "nothing was drained or written"} {
+	for _, want := range []string{"--config-dir=" + kubeletfiles.DropInDir, "nothing was drained or written"} {
 		if !strings.Contains(n.Annotations[protocol.ReasonAnnotation], want) {
 			t.Errorf("reason %q does not say %q", n.Annotations[protocol.ReasonAnnotation], want)
 		}
@@ -117,7 +117,7 @@ func TestKubeletDropIn(t *testing.T) {
 	}
 
 	// A later drop-in of the admin's overrides maxPods: the config is no longer in effect.
-	later := filepath.Join(root, kubeletconfig.DropInDir, "90-admin.conf")
+	later := filepath.Join(root, kubeletfiles.DropInDir, "90-admin.conf")
 	if err := os.WriteFile(later, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 10\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mco-dev/mco/internal/daemon/runningkubelet"
-	"github.com/mco-dev/mco/internal/kubeletconfig"
+	"github.com/mco-dev/mco/internal/kubeletfiles"
 )
 
 // kubeletHealthz is where a kubelet started with args serves /healthz, as its configuration
@@ -52,7 +52,7 @@ func healthzOf(k runningkubelet.Kubelet) (url string, ok bool, err error) {
 			return "", false, err
 		}
 	}
-	for _, n := range kubeletconfig.DropInOrder(slices.Collect(maps.Keys(k.DropIns))) {
+	for _, n := range kubeletfiles.DropInOrder(slices.Collect(maps.Keys(k.DropIns))) {
 		if err := apply(path.Join(k.DropInDir, n), k.DropIns[n]); err != nil {
 			return "", false, err
 		}

@@ -9,10 +9,9 @@
 // It is a pure core: validation, the MachineConfig name for a pool, finding the pool's base
 // kubelet.conf among its MachineConfigs, the generation itself and the status conditions are
 // functions over values. The controller in internal/controller/kubeletconfig reads, calls them,
-// and writes. Effective, Satisfies and FlagsOverriding read a kubelet's configuration as the
-// kubelet itself does, for the agent to tell whether a drop-in is in effect.
+// and writes. How the kubelet reads its files (the drop-in paths, the configuration in effect,
+// the flags over it) is internal/kubeletfiles, which the agent imports instead of this package.
 //
 // testdata/openshift holds golden outputs made by running OpenShift's own controller on
-// documented inputs, testdata/kubelet those of the kubelet's own configuration loading; see
-// their READMEs and hack/tools/kubeletgoldens.
+// documented inputs; see its README.
 package kubeletconfig

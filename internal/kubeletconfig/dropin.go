@@ -11,15 +11,8 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
-)
 
-// The kubelet's drop-in directory and the one drop-in a KubeletConfig becomes on a pool without
-// a base kubelet.conf. Kubernetes documents /etc/kubernetes/kubelet.conf.d as the example of
-// --config-dir; the kubelet reads only files ending in .conf there, in lexical order, each over
-// the previous ones (see Effective). 50- leaves room for the host's own drop-ins on both sides.
-const (
-	DropInDir  = "/etc/kubernetes/kubelet.conf.d"
-	DropInPath = DropInDir + "/50-machineconfiguration.conf"
+	"github.com/mco-dev/mco/internal/kubeletfiles"
 )
 
 // dropIn is the KubeletConfiguration drop-in for kc: only what kc says, for a kubelet whose own
@@ -34,7 +27,7 @@ func dropIn(kc *mcfgv1.KubeletConfig) ([]byte, error) {
 	if a := kc.Spec.AutoSizingReserved; a != nil && *a {
 		return nil, fieldError(kc.Name, "spec.autoSizingReserved",
 			"true needs OpenShift's kubelet.service, which computes system-reserved from %s; this pool has no MachineConfig writing %s, so the KubeletConfig becomes the kubelet drop-in %s and nothing would read that file: set %s.systemReserved instead",
-			NodeSizingEnvPath, KubeletConfPath, DropInPath, kubeletConfigField)
+			NodeSizingEnvPath, KubeletConfPath, kubeletfiles.DropInPath, kubeletConfigField)
 	}
 	out := map[string]any{
 		"apiVersion": kubeletv1beta1.SchemeGroupVersion.String(),
@@ -64,7 +57,7 @@ func dropIn(kc *mcfgv1.KubeletConfig) ([]byte, error) {
 	}
 	data, err := yaml.Marshal(out)
 	if err != nil {
-		return nil, fmt.Errorf("KubeletConfig %s: encoding %s: %w", kc.Name, DropInPath, err)
+		return nil, fmt.Errorf("KubeletConfig %s: encoding %s: %w", kc.Name, kubeletfiles.DropInPath, err)
 	}
 	return data, nil
 }
@@ -112,21 +105,21 @@ func canonical(v any, t reflect.Type, path string) (any, *canonicalError) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+	if reflect.PointerTo(t).Implements(kubeletfiles.JSONUnmarshaler) {
 		return v, nil
 	}
 	switch v := v.(type) {
 	case map[string]any:
 		switch t.Kind() {
 		case reflect.Struct:
-			fields := jsonFields(t)
+			fields := kubeletfiles.JSONFields(t)
 			out := map[string]any{}
 			from := map[string]string{}
 			for _, k := range slices.Sorted(maps.Keys(v)) {
 				if v[k] == nil {
 					continue
 				}
-				name, f, ok := fieldFor(fields, k)
+				name, f, ok := kubeletfiles.FieldFor(fields, k)
 				if !ok {
 					continue
 				}

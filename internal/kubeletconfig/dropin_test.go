@@ -8,6 +8,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mco-dev/mco/internal/render"
+
+	"github.com/mco-dev/mco/internal/kubeletfiles"
 )
 
 const workerSelector = "machineConfigPoolSelector: {matchLabels: {pools.operator.machineconfiguration.openshift.io/worker: \"\"}}"
@@ -78,8 +80,8 @@ func TestDropInWithoutBase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(files) != 1 || files[DropInPath] != tc.want {
-				t.Errorf("files %q\nwant only %s:\n%s", files, DropInPath, tc.want)
+			if len(files) != 1 || files[kubeletfiles.DropInPath] != tc.want {
+				t.Errorf("files %q\nwant only %s:\n%s", files, kubeletfiles.DropInPath, tc.want)
 			}
 		})
 	}
@@ -92,7 +94,7 @@ func TestBaseKeepsOpenShiftsFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := files[DropInPath]; ok || files[KubeletConfPath] == "" || files[LogLevelDropInPath] == "" {
+	if _, ok := files[kubeletfiles.DropInPath]; ok || files[KubeletConfPath] == "" || files[LogLevelDropInPath] == "" {
 		t.Errorf("files %q, want kubelet.conf and the log level drop-in", files)
 	}
 }
@@ -122,7 +124,7 @@ func TestLaterKubeletConfigReplacesTheDropIn(t *testing.T) {
 	}
 	var got []string
 	for _, f := range res.Ignition.Storage.Files {
-		if f.Path == DropInPath {
+		if f.Path == kubeletfiles.DropInPath {
 			data, err := fileContents(*f.Contents.Source, f.Contents.Compression)
 			if err != nil {
 				t.Fatal(err)
@@ -147,7 +149,7 @@ func TestDropInIsAKubeletConfiguration(t *testing.T) {
 	if err := yaml.Unmarshal(data, &head); err != nil || head.APIVersion != "kubelet.config.k8s.io/v1beta1" || head.Kind != "KubeletConfiguration" {
 		t.Errorf("%s: %+v %v", data, head, err)
 	}
-	if !strings.HasSuffix(DropInPath, ".conf") || !strings.HasPrefix(DropInPath, DropInDir+"/") {
-		t.Errorf("%s: the kubelet reads only *.conf in its --config-dir", DropInPath)
+	if !strings.HasSuffix(kubeletfiles.DropInPath, ".conf") || !strings.HasPrefix(kubeletfiles.DropInPath, kubeletfiles.DropInDir+"/") {
+		t.Errorf("%s: the kubelet reads only *.conf in its --config-dir", kubeletfiles.DropInPath)
 	}
 }

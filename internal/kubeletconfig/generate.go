@@ -12,6 +12,7 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/mco-dev/mco/internal/generatedmc"
+	"github.com/mco-dev/mco/internal/kubeletfiles"
 )
 
 // Files a KubeletConfig's MachineConfig writes besides KubeletConfPath on an OpenShift-templated
@@ -56,7 +57,7 @@ type Input struct {
 
 // Generate returns the MachineConfig for in. With a base (an OpenShift-templated pool) its
 // spec.config is byte for byte what OpenShift generates for the same KubeletConfig and base;
-// without one it writes only the drop-in DropInPath (see dropIn). Either way it has OpenShift's
+// without one it writes only the drop-in kubeletfiles.DropInPath (see dropIn). Either way it has OpenShift's
 // name, role label and owner.
 func Generate(in Input) (*mcfgv1.MachineConfig, error) {
 	files, err := filesFor(in)
@@ -78,7 +79,7 @@ func filesFor(in Input) ([]generatedmc.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []generatedmc.File{{Path: DropInPath, Data: data}}, nil
+		return []generatedmc.File{{Path: kubeletfiles.DropInPath, Data: data}}, nil
 	}
 	cfg := in.Base.Config.DeepCopy()
 	if in.ClusterTLS != nil {

@@ -1,10 +1,10 @@
 // Command kubeletgoldens runs the kubelet's own configuration code (k8s.io/kubernetes at this
-// module's version) to make the goldens internal/kubeletconfig checks itself against; it is
+// module's version) to make the goldens internal/kubeletfiles checks itself against; it is
 // not part of mco and is never built by make tools. From hack/tools:
 //
-//	go run ./kubeletgoldens flags > ../../internal/kubeletconfig/kubelet-flags.json
-//	go run ./kubeletgoldens defaults > ../../internal/kubeletconfig/kubelet-defaults.json
-//	go run ./kubeletgoldens merge ../../internal/kubeletconfig/testdata/kubelet
+//	go run ./kubeletgoldens flags > ../../internal/kubeletfiles/kubelet-flags.json
+//	go run ./kubeletgoldens defaults > ../../internal/kubeletfiles/kubelet-defaults.json
+//	go run ./kubeletgoldens merge ../../internal/kubeletfiles/testdata/kubelet
 //
 // flags prints, for every flag the kubelet registers over its KubeletConfiguration
 // (options.AddKubeletConfigFlags), the v1beta1 field paths it sets: each flag is set on a fresh

@@ -19,6 +19,7 @@ import (
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/generatedmc/mctest"
 	"github.com/mco-dev/mco/internal/kubeletconfig"
+	"github.com/mco-dev/mco/internal/kubeletfiles"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
 )
@@ -165,8 +166,8 @@ spec:
 		// becomes the kubelet drop-in alone.
 		mc := mctest.Wait(t, ctx, k8sClient, "99-master-generated-kubelet", func(*mcfgv1.MachineConfig) bool { return true })
 		want := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nlogging:\n  verbosity: 5\nmaxPods: 100\n"
-		if files := mctest.Files(t, mc); len(files) != 1 || files[kubeletconfig.DropInPath] != want {
-			t.Errorf("master files %q, want only %s:\n%s", files, kubeletconfig.DropInPath, want)
+		if files := mctest.Files(t, mc); len(files) != 1 || files[kubeletfiles.DropInPath] != want {
+			t.Errorf("master files %q, want only %s:\n%s", files, kubeletfiles.DropInPath, want)
 		}
 		mctest.WaitGone(t, ctx, k8sClient, mctest.GoneMC("99-worker-generated-kubelet"))
 		got := waitAccepted(t, ctx, "set-max-pods", corev1.ConditionTrue)

@@ -7,7 +7,7 @@ import (
 
 	operatorv1 "github.com/openshift/api/operator/v1"
 
-	"github.com/mco-dev/mco/internal/kubeletconfig"
+	"github.com/mco-dev/mco/internal/kubeletfiles"
 	"github.com/mco-dev/mco/internal/render"
 )
 
@@ -56,7 +56,7 @@ func DefaultPolicies() Policies {
 			{"/etc/nmstate/openshift", none},
 			{"/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt", []Action{restart("coreos-update-ca-trust.service"), restart("crio.service")}},
 			{"/etc/kubernetes/credential-providers", []Action{restart("kubelet.service")}},
-			{kubeletconfig.DropInDir, []Action{restart("kubelet.service")}},
+			{kubeletfiles.DropInDir, []Action{restart("kubelet.service")}},
 			{"/etc/systemd/system/kubelet.service.d/40-kubelet-crio-image-credential-provider.conf", []Action{{Type: DaemonReload}, restart("kubelet.service")}},
 			{"/etc/iri-registry", []Action{restart("iri-registry.service")}},
 			{"/usr/local/bin/load-registry-image.sh", []Action{restart("iri-registry.service")}},

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mco-dev/mco/internal/kubeletconfig"
+	"github.com/mco-dev/mco/internal/kubeletfiles"
 )
 
 // NotInEffectError says that a drop-in of mco's is not what the kubelet runs with, and why.
@@ -56,13 +56,13 @@ func (k Kubelet) Check(dropInPath string, dropIn []byte) error {
 	case !bytes.Equal(onNode, dropIn):
 		return fail("the file on the node differs from the config's")
 	}
-	effective, err := kubeletconfig.Effective(k.Config, k.DropIns)
+	effective, err := kubeletfiles.Effective(k.Config, k.DropIns)
 	if err != nil {
 		return fail("the kubelet's configuration cannot be read as the kubelet reads it: %v", err)
 	}
-	flagged := kubeletconfig.FlagsOverriding(k.Args, dropIn)
+	flagged := kubeletfiles.FlagsOverriding(k.Args, dropIn)
 	fields := slices.Clone(flagged)
-	for _, f := range kubeletconfig.Satisfies(effective, dropIn) {
+	for _, f := range kubeletfiles.Satisfies(effective, dropIn) {
 		if !slices.ContainsFunc(flagged, func(e string) bool { return strings.HasPrefix(e, f+" (--") }) {
 			fields = append(fields, f)
 		}

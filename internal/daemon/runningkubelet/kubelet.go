@@ -1,7 +1,7 @@
 // Package runningkubelet reads what the node's running kubelet was started with: its command
 // line, and the --config file and --config-dir drop-ins it names, read through the kubelet's
 // own root (the agent's pod shares the host's PID namespace). What the kubelet makes of them is
-// kubeletconfig.Effective's business; Check tells whether a drop-in of mco's is in effect.
+// kubeletfiles.Effective's business; Check tells whether a drop-in of mco's is in effect.
 package runningkubelet
 
 import (
@@ -30,7 +30,7 @@ type Kubelet struct {
 	Config     []byte
 	// DropInDir is --config-dir, made absolute ("" without); DropIns the files below it by
 	// their slash-separated path in it (nil without --config-dir, empty for a missing or empty
-	// directory), every file: kubeletconfig.DropInOrder picks the ones the kubelet reads.
+	// directory), every file: kubeletfiles.DropInOrder picks the ones the kubelet reads.
 	DropInDir string
 	DropIns   map[string][]byte
 }

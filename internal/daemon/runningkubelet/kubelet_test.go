@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mco-dev/mco/internal/daemon/runningkubelet/kubelettest"
-	"github.com/mco-dev/mco/internal/kubeletconfig"
+	"github.com/mco-dev/mco/internal/kubeletfiles"
 )
 
 const head = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
@@ -87,26 +87,26 @@ func TestFind(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	kc := kubeletconfig.DropInPath
+	kc := kubeletfiles.DropInPath
 	ours := []byte(head + "maxPods: 100\nlogging: {verbosity: 4}\n")
 	config := []byte(head + "maxPods: 110\n")
-	args := []string{"/usr/bin/kubelet", "--config=/var/lib/kubelet/config.yaml", "--config-dir=" + kubeletconfig.DropInDir}
+	args := []string{"/usr/bin/kubelet", "--config=/var/lib/kubelet/config.yaml", "--config-dir=" + kubeletfiles.DropInDir}
 	cases := []struct {
 		name string
 		k    Kubelet
 		want string // "" for in effect
 	}{
-		{"in effect", Kubelet{Args: args, Config: config, DropInDir: kubeletconfig.DropInDir, DropIns: map[string][]byte{"50-machineconfiguration.conf": ours, "10-host.conf": []byte(head + "maxPods: 20\n")}}, ""},
+		{"in effect", Kubelet{Args: args, Config: config, DropInDir: kubeletfiles.DropInDir, DropIns: map[string][]byte{"50-machineconfiguration.conf": ours, "10-host.conf": []byte(head + "maxPods: 20\n")}}, ""},
 		{"no --config-dir", Kubelet{Args: args[:2], Config: config},
 			"the kubelet drop-in /etc/kubernetes/kubelet.conf.d/50-machineconfiguration.conf is not in effect: the kubelet runs without --config-dir, so it reads no drop-ins; start it with --config-dir=/etc/kubernetes/kubelet.conf.d (on a kubeadm node: KUBELET_EXTRA_ARGS in /etc/default/kubelet or /etc/sysconfig/kubelet) and restart it"},
 		{"another --config-dir", Kubelet{Args: args, Config: config, DropInDir: "/run/kubelet.d", DropIns: map[string][]byte{}},
 			"is not in effect: the kubelet reads its drop-ins from --config-dir=/run/kubelet.d, not /etc/kubernetes/kubelet.conf.d"},
-		{"not on the node", Kubelet{Args: args, Config: config, DropInDir: kubeletconfig.DropInDir, DropIns: map[string][]byte{}}, "the file is not on the node"},
-		{"different on the node", Kubelet{Args: args, Config: config, DropInDir: kubeletconfig.DropInDir, DropIns: map[string][]byte{"50-machineconfiguration.conf": config}}, "the file on the node differs from the config's"},
-		{"a later drop-in and a flag", Kubelet{Args: append(slices.Clone(args), "-v=2"), Config: config, DropInDir: kubeletconfig.DropInDir,
+		{"not on the node", Kubelet{Args: args, Config: config, DropInDir: kubeletfiles.DropInDir, DropIns: map[string][]byte{}}, "the file is not on the node"},
+		{"different on the node", Kubelet{Args: args, Config: config, DropInDir: kubeletfiles.DropInDir, DropIns: map[string][]byte{"50-machineconfiguration.conf": config}}, "the file on the node differs from the config's"},
+		{"a later drop-in and a flag", Kubelet{Args: append(slices.Clone(args), "-v=2"), Config: config, DropInDir: kubeletfiles.DropInDir,
 			DropIns: map[string][]byte{"50-machineconfiguration.conf": ours, "90-host.conf": []byte(head + "maxPods: 20\n")}},
 			"is not in effect: the kubelet's configuration (its --config file, drop-ins and flags) does not have its logging.verbosity (--v), maxPods"},
-		{"a drop-in the kubelet would refuse", Kubelet{Args: args, Config: config, DropInDir: kubeletconfig.DropInDir,
+		{"a drop-in the kubelet would refuse", Kubelet{Args: args, Config: config, DropInDir: kubeletfiles.DropInDir,
 			DropIns: map[string][]byte{"50-machineconfiguration.conf": ours, "90-host.conf": []byte("maxPods: 20\n")}},
 			`the kubelet's configuration cannot be read as the kubelet reads it: drop-in 90-host.conf: apiVersion "", kind ""`},
 	}

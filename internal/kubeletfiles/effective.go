@@ -1,4 +1,4 @@
-package kubeletconfig
+package kubeletfiles
 
 import (
 	_ "embed"
@@ -198,9 +198,9 @@ func Satisfies(effective *kubeletv1beta1.KubeletConfiguration, dropIn []byte) []
 // notInEffect adds to out the paths of raw (the drop-in as written, at prefix) whose values in
 // want (the drop-in decoded) and have (the effective configuration) differ.
 func notInEffect(raw map[string]any, want, have reflect.Value, prefix string, out *[]string) {
-	fields := map[string]jsonField{}
+	fields := map[string]JSONField{}
 	if want.Kind() == reflect.Struct {
-		fields = jsonFields(want.Type())
+		fields = JSONFields(want.Type())
 	}
 	for k, v := range raw {
 		if v == nil {
@@ -210,7 +210,7 @@ func notInEffect(raw map[string]any, want, have reflect.Value, prefix string, ou
 		var w, h reflect.Value
 		switch want.Kind() {
 		case reflect.Struct:
-			name, f, ok := fieldFor(fields, k)
+			name, f, ok := FieldFor(fields, k)
 			if !ok {
 				*out = append(*out, p+" (not a KubeletConfiguration field)")
 				continue
@@ -260,7 +260,7 @@ func mergesByKey(t reflect.Type) bool {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+	if reflect.PointerTo(t).Implements(JSONUnmarshaler) {
 		return false
 	}
 	return t.Kind() == reflect.Struct || (t.Kind() == reflect.Map && t.Key().Kind() == reflect.String)

@@ -1,4 +1,4 @@
-package kubeletconfig
+package kubeletfiles
 
 import (
 	_ "embed"
@@ -84,9 +84,9 @@ func settingPaths(raw map[string]any, t reflect.Type, prefix string) []string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	var fields map[string]jsonField
+	var fields map[string]JSONField
 	if t.Kind() == reflect.Struct {
-		fields = jsonFields(t)
+		fields = JSONFields(t)
 	}
 	var out []string
 	for k, v := range raw {
@@ -97,7 +97,7 @@ func settingPaths(raw map[string]any, t reflect.Type, prefix string) []string {
 		var ft reflect.Type
 		switch t.Kind() {
 		case reflect.Struct:
-			name, f, ok := fieldFor(fields, k)
+			name, f, ok := FieldFor(fields, k)
 			if !ok {
 				continue
 			}

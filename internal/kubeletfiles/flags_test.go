@@ -1,4 +1,4 @@
-package kubeletconfig
+package kubeletfiles
 
 import (
 	"slices"
