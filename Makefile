@@ -3,7 +3,9 @@ SHELL := /usr/bin/env bash
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
-LDFLAGS := -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
+# -s -w: no symbol table or DWARF (a third of each binary); stack traces and profiles keep
+# their function names and lines (the runtime's own tables), only a debugger loses them.
+LDFLAGS := -s -w -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
            -X github.com/mco-dev/mco/internal/version.Commit=$(COMMIT)
 # Integration tests start real control planes; on 2 cores, more parallel packages only thrash.
 # test/e2e and test/chaos take turns with the host's dev-cluster lock, and a package's timeout
