@@ -49,20 +49,10 @@ func LoadBootstrap(opts BootstrapOptions) (map[string]PoolState, error) {
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig, err := readOptional(opts.KubeconfigFile)
+	in, err := readStandaloneInputs(opts.KubeconfigFile, opts.TokensFile, opts.PullSecretFile)
 	if err != nil {
 		return nil, err
 	}
-	tokens, err := LoadTokensFile(opts.TokensFile)
-	if err != nil {
-		return nil, err
-	}
-	pullSecret, err := ReadPullSecretFile(opts.PullSecretFile)
-	if err != nil {
-		return nil, err
-	}
-	extras := Extras{KubeletCA: kubeletCA, Kubeconfig: kubeconfig, PullSecret: pullSecret}
-	extrasKey := extras.key()
 	pools := make(map[string]PoolState, len(poolFiles))
 	for _, file := range poolFiles {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
@@ -70,10 +60,9 @@ func LoadBootstrap(opts BootstrapOptions) (map[string]PoolState, error) {
 		if err != nil {
 			return nil, err
 		}
-		state.addExtras(extras, extrasKey)
-		state.Tokens = tokensFor(tokens, name)
 		pools[name] = state
 	}
+	in.serve(pools, kubeletCA)
 	return pools, nil
 }
 

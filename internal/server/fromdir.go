@@ -57,19 +57,11 @@ func LoadFromDir(opts FromDirOptions, parses *render.ParseCache, log *slog.Logge
 	if len(pools) == 0 {
 		return nil, fmt.Errorf("%s: no MachineConfigPool manifests", opts.Dir)
 	}
-	kubeconfig, err := readOptional(opts.KubeconfigFile)
-	if err != nil {
-		return nil, err
-	}
 	kubeletCA, err := readOptional(opts.KubeletCAFile)
 	if err != nil {
 		return nil, err
 	}
-	tokens, err := LoadTokensFile(opts.TokensFile)
-	if err != nil {
-		return nil, err
-	}
-	pullSecret, err := ReadPullSecretFile(opts.PullSecretFile)
+	in, err := readStandaloneInputs(opts.KubeconfigFile, opts.TokensFile, opts.PullSecretFile)
 	if err != nil {
 		return nil, err
 	}
@@ -80,19 +72,16 @@ func LoadFromDir(opts FromDirOptions, parses *render.ParseCache, log *slog.Logge
 		ControllerVersion: version.Get().Commit,
 		Parse:             parses.ParseWithWarnings,
 	}
-	extras := Extras{KubeletCA: kubeletCA, Kubeconfig: kubeconfig, PullSecret: pullSecret}
-	extrasKey := extras.key()
 	states := make(map[string]PoolState, len(pools))
 	for _, pool := range pools {
 		state := renderPool(pool, configs, renderOpts)
 		if state.Err != nil {
 			log.Error("pool does not render; its requests fail until fixed", "pool", pool.Name, "err", state.Err)
 		}
-		state.addExtras(extras, extrasKey)
-		state.Tokens = tokensFor(tokens, pool.Name)
 		state.EtcdIndex = EtcdIndexOf(pool)
 		states[pool.Name] = state
 	}
+	in.serve(states, kubeletCA)
 	return states, nil
 }
 

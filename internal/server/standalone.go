@@ -34,6 +34,36 @@ func runStandalone(ctx context.Context, store *Store, load loadFunc, paths []str
 	}, log)
 }
 
+// standaloneInputs are what both standalone modes serve besides their directory's configs: the
+// bootstrap kubeconfig, the tokens per pool and the pull secret, from the files the flags name.
+type standaloneInputs struct {
+	kubeconfig, pullSecret []byte
+	tokens                 map[string]PoolTokens
+}
+
+func readStandaloneInputs(kubeconfigFile, tokensFile, pullSecretFile string) (in standaloneInputs, err error) {
+	if in.kubeconfig, err = readOptional(kubeconfigFile); err != nil {
+		return in, err
+	}
+	if in.tokens, err = LoadTokensFile(tokensFile); err != nil {
+		return in, err
+	}
+	in.pullSecret, err = ReadPullSecretFile(pullSecretFile)
+	return in, err
+}
+
+// serve gives every pool of states the inputs with the kubelet CA, as served extras, and its
+// tokens.
+func (in standaloneInputs) serve(states map[string]PoolState, kubeletCA []byte) {
+	extras := Extras{KubeletCA: kubeletCA, Kubeconfig: in.kubeconfig, PullSecret: in.pullSecret}
+	key := extras.key()
+	for name, state := range states {
+		state.addExtras(extras, key)
+		state.Tokens = tokensFor(in.tokens, name)
+		states[name] = state
+	}
+}
+
 // readOptional reads path, treating "" and a missing file as no content.
 func readOptional(path string) ([]byte, error) {
 	if path == "" {
