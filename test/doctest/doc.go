@@ -1,7 +1,8 @@
 // Package doctest runs the shell blocks of README and docs/ as a user would type them, against
 // the dev clusters of the whole-system tests, and compares the output the docs show.
 //
-// Every fenced block of a shell language (sh, bash, shell, console) in a checked page carries an
+// Every fenced block of a shell language (sh, bash, shell, console), and every transcript (a block
+// without a language whose first line is a `$ ` prompt), in a checked page carries an
 // annotation, an HTML comment on the line before it that GitHub does not render:
 //
 //	<!-- doctest: ID [exit=N] [timeout=DURATION] -->   run by the test that names ID

@@ -57,13 +57,13 @@ func Parse(file string, src []byte) ([]Block, error) {
 			switch c := c.(type) {
 			case *ast.HTMLBlock:
 				if body, ok := annotation(c, src); ok {
-					if next, isFence := c.NextSibling().(*ast.FencedCodeBlock); !isFence || !shellLanguages[string(next.Language(src))] {
+					if next, isFence := c.NextSibling().(*ast.FencedCodeBlock); !isFence || !shellLanguages[string(next.Language(src))] && !isTranscript(next, src) {
 						errs = append(errs, fmt.Sprintf("%s:%d: annotation %q is not followed by a shell block", file, lineOf(c.Lines().At(0).Start), body))
 					}
 				}
 				continue
 			case *ast.FencedCodeBlock:
-				if !shellLanguages[string(c.Language(src))] {
+				if !shellLanguages[string(c.Language(src))] && !isTranscript(c, src) {
 					continue
 				}
 				b, err := block(file, src, c, lineOf)
@@ -125,6 +125,12 @@ func block(file string, src []byte, fence *ast.FencedCodeBlock, lineOf func(int)
 		b.Output = content(out, src)
 	}
 	return b, nil
+}
+
+// isTranscript: a block without a language whose first line is a prompt (`$ mco status`) shows
+// commands a user types, with their output, and is held to the same rule as a shell block.
+func isTranscript(fence *ast.FencedCodeBlock, src []byte) bool {
+	return len(fence.Language(src)) == 0 && strings.HasPrefix(strings.TrimLeft(content(fence, src), " \n"), "$ ")
 }
 
 // annotation is the body of a `<!-- doctest: ... -->` comment.
