@@ -12,6 +12,8 @@ command -v dbus-daemon >/dev/null || need+=(dbus)
 command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
 command -v nsenter >/dev/null || need+=(util-linux)
 command -v mount >/dev/null || need+=(mount)
+# README's install check, which make test runs, asks the server with curl.
+command -v curl >/dev/null || need+=(curl)
 # Their kubelets run pods with containerd, runc and the CNI plugins (bridge, host-local,
 # loopback); the kubelet and the bridge plugin write iptables rules. Asked of dpkg, not PATH:
 # iptables and the plugins are not on a non-root user's PATH.

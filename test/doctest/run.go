@@ -27,11 +27,9 @@ import (
 //
 // A block still holding a `<placeholder>` after that fails: the test did not say what it is.
 type Session struct {
-	Dir   string
-	Env   []string
-	Subst map[string]string
-	// Ran lists the IDs of the blocks run, in order.
-	Ran    []string
+	Dir    string
+	Env    []string
+	Subst  map[string]string
 	blocks map[string]Block
 }
 
@@ -95,7 +93,6 @@ func (s *Session) Run(t testing.TB, id string) string {
 	b := s.Block(t, id)
 	began := time.Now()
 	out, err := s.run(b)
-	s.Ran = append(s.Ran, id)
 	if err != nil {
 		t.Fatalf("%s (doctest %s), run as the page says:\n%s\n%v", b.Where(), id, indent(strings.TrimRight(b.Script, "\n")), err)
 	}
@@ -105,8 +102,8 @@ func (s *Session) Run(t testing.TB, id string) string {
 
 var placeholderRE = regexp.MustCompile(`<[A-Za-z][A-Za-z0-9 ._/-]*[A-Za-z0-9]>`)
 
-// Script is block b's text with the session's substitutions made.
-func (s *Session) Script(b Block) (string, error) {
+// script is block b's text with the session's substitutions made.
+func (s *Session) script(b Block) (string, error) {
 	keys := make([]string, 0, len(s.Subst))
 	for k := range s.Subst {
 		keys = append(keys, k)
@@ -128,7 +125,7 @@ func (s *Session) Script(b Block) (string, error) {
 const errTrap = `trap 'echo "doctest: line $((LINENO-1)) exited $?: $BASH_COMMAND" >&2' ERR` + "\n"
 
 func (s *Session) run(b Block) (string, error) {
-	script, err := s.Script(b)
+	script, err := s.script(b)
 	if err != nil {
 		return "", err
 	}
