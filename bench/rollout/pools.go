@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mco-dev/mco/internal/nodesim"
+	"github.com/mco-dev/mco/internal/dev/nodesim"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 

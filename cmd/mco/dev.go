@@ -1,4 +1,4 @@
-//go:build !nodeagent && !mcoserver
+//go:build !nodeagent && !mcoserver && !mcocontroller
 
 package main
 
@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mco-dev/mco/internal/devcluster"
-	"github.com/mco-dev/mco/internal/machine"
+	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
+	"github.com/mco-dev/mco/internal/dev/machine"
 )
 
 // defaultToolsDir is bin/tools beside bin/mco, where `make tools` puts them.

@@ -1,11 +1,11 @@
-//go:build !mcoserver
+//go:build !mcoserver && !mcocontroller
 
 package main
 
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/mco-dev/mco/internal/machine/metadata"
+	"github.com/mco-dev/mco/internal/dev/machine/metadata"
 )
 
 // newPlatformFactsCommand is the dev machines' platform agent (afterburn's part on a cloud).

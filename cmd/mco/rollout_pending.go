@@ -1,4 +1,4 @@
-//go:build !mcoserver
+//go:build !mcoserver && !mcocontroller
 
 package main
 

@@ -1,4 +1,4 @@
-//go:build !nodeagent
+//go:build !nodeagent && !mcocontroller
 
 package main
 

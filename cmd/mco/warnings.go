@@ -1,4 +1,4 @@
-//go:build !nodeagent && !mcoserver
+//go:build !nodeagent && !mcoserver && !mcocontroller
 
 package main
 

@@ -1,5 +1,5 @@
 // Command image builds mco's container image without a container engine or a registry
-// (`make image`), or pins its Debian packages anew (`make image-lock`). See internal/image.
+// (`make image`), or pins its Debian packages anew (`make image-lock`). See internal/dev/image.
 //
 //	go run ./hack/image [-out bin/mco-image.tar] [-version V] [-commit C]   # build
 //	go run ./hack/image lock                                                  # re-pin debian.lock
@@ -16,13 +16,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mco-dev/mco/internal/image"
+	"github.com/mco-dev/mco/internal/dev/image"
 )
 
 func main() {
 	lockFile := flag.String("lock", "hack/image/debian.lock", "the lock file of the base layer's Debian packages")
 	out := flag.String("out", "bin/mco-image.tar", "where to write the docker-archive")
-	binDir := flag.String("bin", "bin", "directory holding mco, mco-node and mco-server (`make build`)")
+	binDir := flag.String("bin", "bin", "directory holding mco-controller, mco-node and mco-server (`make build`)")
 	version := flag.String("version", "dev", "image tag and version label (besides :latest)")
 	commit := flag.String("commit", "unknown", "revision label")
 	cache := flag.String("cache", "", "where fetched .debs are kept (default $XDG_CACHE_HOME/mco/debs)")

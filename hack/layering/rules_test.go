@@ -17,8 +17,8 @@ func TestCheck(t *testing.T) {
 	}{
 		{name: "layered as the rules say", g: Graph{
 			"internal/daemon": {"internal/protocol"}, "internal/controller/node": {"internal/protocol", "internal/rollout"},
-			"internal/protocol": nil, "internal/rollout": nil, "cmd/mco": {"internal/devcluster", "internal/statusview"},
-			"internal/devcluster": nil, "internal/statusview": nil,
+			"internal/protocol": nil, "internal/rollout": nil, "cmd/mco": {"internal/dev/cluster", "internal/statusview"},
+			"internal/dev/cluster": nil, "internal/statusview": nil,
 		}},
 		{name: "the agent importing a controller", g: Graph{"internal/daemon/plan": {"internal/controller/enqueue"}, "internal/controller/enqueue": nil},
 			want: []string{"the agent never depends on a controller, the server or the KubeletConfig generator: internal/daemon/plan -> internal/controller/enqueue"}},
@@ -29,9 +29,9 @@ func TestCheck(t *testing.T) {
 			"controllers, the agent and the server never depend on a command's views: internal/daemon -> internal/changeplan -> internal/statusview",
 		}},
 		{name: "production on the dev harness; the harness and diagnose may", g: Graph{
-			"internal/render": {"internal/machine/metadata"}, "internal/machine/metadata": nil,
-			"internal/diagnose": {"internal/devcluster"}, "internal/devcluster": {"internal/devnet"}, "internal/devnet": nil,
-		}, want: []string{"production code never depends on the dev harness: internal/render -> internal/machine/metadata"}},
+			"internal/render": {"internal/dev/machine/metadata"}, "internal/dev/machine/metadata": nil,
+			"internal/diagnose": {"internal/dev/cluster"}, "internal/dev/cluster": {"internal/dev/network"}, "internal/dev/network": nil,
+		}, want: []string{"production code never depends on the dev harness: internal/render -> internal/dev/machine/metadata"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string

@@ -33,7 +33,7 @@ CGO_ENABLED=0 go build -trimpath -ldflags "$k8s_ldflags" -o "$out/" ./kube-apise
   k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubelet \
   k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
 CGO_ENABLED=0 go build -trimpath -o "$out/etcd" ./etcd
-# The pod sandbox's process (internal/image.WritePause makes it the pause image): static, so the
+# The pod sandbox's process (internal/dev/image.WritePause makes it the pause image): static, so the
 # image needs nothing else.
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/pause" ./pause
 CGO_ENABLED=1 go build -trimpath -ldflags "$ign_ldflags" -o "$out/ignition" github.com/coreos/ignition/v2/internal

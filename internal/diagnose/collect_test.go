@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mco-dev/mco/internal/devcluster"
-	"github.com/mco-dev/mco/internal/machine"
+	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
+	"github.com/mco-dev/mco/internal/dev/machine"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/testenv"

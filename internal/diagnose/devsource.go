@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mco-dev/mco/internal/devcluster"
-	"github.com/mco-dev/mco/internal/machine"
+	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
+	"github.com/mco-dev/mco/internal/dev/machine"
 )
 
 // MaxLogBytes bounds each log file in the bundle: its last MaxLogBytes are kept.

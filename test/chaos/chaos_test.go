@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mco-dev/mco/internal/devcluster"
-	"github.com/mco-dev/mco/internal/machine"
+	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
+	"github.com/mco-dev/mco/internal/dev/machine"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
@@ -37,7 +37,7 @@ const (
 	// controller-kill round takes 2 min 20–35 s: its 15 SIGKILLs leave the lease held 15 s each
 	// time, so for about a minute and a half no controller leads. 3 min was too tight: one
 	// reboot held 90 s by a container scope that systemd did not see empty failed CI (a dev
-	// machine now bounds that stop at 10 s: internal/machine's shutdownBoundDropIns). The bound
+	// machine now bounds that stop at 10 s: internal/dev/machine's shutdownBoundDropIns). The bound
 	// leaves room for one shutdown that hangs until the dev machine forces it (2 min); such a
 	// shutdown is recorded (shutdown_test.go), whether the round passes or not.
 	settleTimeout = 5 * time.Minute

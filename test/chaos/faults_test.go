@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/daemon/failpoint"
-	"github.com/mco-dev/mco/internal/devcluster"
-	"github.com/mco-dev/mco/internal/machine"
+	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
+	"github.com/mco-dev/mco/internal/dev/machine"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"

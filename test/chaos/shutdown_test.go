@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mco-dev/mco/internal/machine"
+	"github.com/mco-dev/mco/internal/dev/machine"
 	"github.com/mco-dev/mco/test/clustertest"
 )
 
 // slowShutdownAfter: a dev machine's shutdown normally stops every unit within 3 s (10 s when a
-// container scope's emptying was missed: internal/machine's shutdownBoundDropIns); one still
+// container scope's emptying was missed: internal/dev/machine's shutdownBoundDropIns); one still
 // stopping after this long is held by something worth a record.
 const slowShutdownAfter = 20 * time.Second
 
@@ -139,7 +139,7 @@ func (s *suite) systemdLogged(ctx context.Context, name, pattern string) (int, e
 const agentSIGKILLed = `Killing process [0-9]* (mco-node) with signal SIGKILL`
 
 // scopeStopTimedOut is systemd's line for a container scope whose stop ran into
-// internal/machine's 10 s bound.
+// internal/dev/machine's 10 s bound.
 const scopeStopTimedOut = `^cri-containerd-[0-9a-f]*[.]scope: Stopping timed out`
 
 // checkAgentsStopped fails the test for every agent systemd had to SIGKILL at a shutdown since
@@ -163,7 +163,7 @@ func (s *suite) checkAgentsStopped(t *testing.T, ctx context.Context) {
 }
 
 // scopeStopTimeouts counts, over the suite's machines, the container scopes whose stop timed
-// out (internal/machine's 10 s bound; systemd names each in its journal), and the boots: how
+// out (internal/dev/machine's 10 s bound; systemd names each in its journal), and the boots: how
 // often systemd missed a scope's emptying, against how many reboots it could have.
 func (s *suite) scopeStopTimeouts(ctx context.Context) string {
 	timeouts, boots := 0, 0

@@ -20,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mco-dev/mco/internal/devcluster"
-	"github.com/mco-dev/mco/internal/machine"
+	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
+	"github.com/mco-dev/mco/internal/dev/machine"
 	"github.com/mco-dev/mco/internal/manifest"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"

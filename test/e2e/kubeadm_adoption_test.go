@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/adoption"
-	"github.com/mco-dev/mco/internal/devcluster"
+	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/test/clustertest"

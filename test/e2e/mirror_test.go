@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/mco-dev/mco/internal/image"
+	"github.com/mco-dev/mco/internal/dev/image"
 	"github.com/mco-dev/mco/internal/testenv"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mco-dev/mco/internal/devcluster"
+	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
 	"github.com/mco-dev/mco/internal/testenv"
 	"github.com/mco-dev/mco/test/clustertest"
 	"github.com/mco-dev/mco/test/doctest"

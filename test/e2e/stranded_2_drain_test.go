@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/dev/image"
 	"github.com/mco-dev/mco/internal/drainpolicy"
-	"github.com/mco-dev/mco/internal/image"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/testenv"

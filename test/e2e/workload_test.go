@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mco-dev/mco/internal/image"
+	"github.com/mco-dev/mco/internal/dev/image"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
 	"github.com/mco-dev/mco/test/clustertest"

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/mco-dev/mco/internal/adoption"
-	"github.com/mco-dev/mco/internal/nodesim"
+	"github.com/mco-dev/mco/internal/dev/nodesim"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"

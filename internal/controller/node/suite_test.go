@@ -16,7 +16,7 @@ import (
 
 	"github.com/mco-dev/mco/internal/controller/drain"
 	pacingcontroller "github.com/mco-dev/mco/internal/controller/pacing"
-	"github.com/mco-dev/mco/internal/nodesim"
+	"github.com/mco-dev/mco/internal/dev/nodesim"
 	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/testenv"
 )

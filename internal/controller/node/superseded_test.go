@@ -7,7 +7,7 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
-	"github.com/mco-dev/mco/internal/nodesim"
+	"github.com/mco-dev/mco/internal/dev/nodesim"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
 )

@@ -13,7 +13,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	nodecontroller "github.com/mco-dev/mco/internal/controller/node"
-	"github.com/mco-dev/mco/internal/nodesim"
+	"github.com/mco-dev/mco/internal/dev/nodesim"
 	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/testenv"
 )

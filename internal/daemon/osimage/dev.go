@@ -14,7 +14,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/systemd"
 )
 
-// The dev cluster's machines (internal/machine) have OS images without ostree: the machine's
+// The dev cluster's machines (internal/dev/machine) have OS images without ostree: the machine's
 // supervisor plays firmware and boot loader. These paths, inside the machine's root, are the
 // contract between it and DevImage.
 const (

@@ -1,0 +1,136 @@
+package network
+
+import (
+	"net/netip"
+	"slices"
+	"strconv"
+)
+
+// Command is one ip or iptables invocation; Exists says which of its failures mean it was in
+// effect already (so Setup can run over a half-made network) or, for a teardown, gone already.
+type Command struct {
+	Args   []string
+	Exists []string
+	// Unless, when it succeeds, means the command's effect is there already (iptables -C).
+	Unless []string
+}
+
+func ip(exists []string, args ...string) Command {
+	return Command{Args: append([]string{"ip"}, args...), Exists: exists}
+}
+
+func iptables(exists []string, args ...string) Command {
+	return Command{Args: append([]string{"iptables", "-w"}, args...), Exists: exists}
+}
+
+var (
+	// What ip and iptables print when what a command makes is there already.
+	alreadyThere = []string{"File exists", "Chain already exists", "Address already assigned"}
+	// ... and when what a command removes is not there. iptables-nft (Debian's default) names a
+	// missing chain "Chain 'X' does not exist" where iptables-legacy says "No chain/target/match".
+	notThere = []string{"No such process", "Cannot find device", "does a matching rule exist", "No chain/target/match by that name", "No such file or directory", "Bad rule", "does not exist"}
+)
+
+func (l Layout) servicesChain() string { return l.Chain + "-SERVICES" }
+func (l Layout) forwardChain() string  { return l.Chain + "-FORWARD" }
+func (l Layout) apiIntChain() string   { return l.Chain + "-API-INT" }
+
+// SetupCommands make the network; apiPort is the API server's port on HostAddr, where the
+// `kubernetes` Service's port 443 leads.
+func (l Layout) SetupCommands(apiPort int) []Command {
+	host := l.HostAddr().String()
+	svc, fwd := l.servicesChain(), l.forwardChain()
+	cmds := []Command{
+		ip(alreadyThere, "link", "add", l.HostBridge, "type", "bridge"),
+		ip(alreadyThere, "addr", "add", host+"/32", "dev", l.HostBridge),
+		ip(nil, "link", "set", l.HostBridge, "up"),
+	}
+	// Blackholes: an address of these ranges that nothing here answers for goes nowhere, never
+	// out of the default route. The routes the bridges add (node addresses are local, each pod
+	// bridge's /24) are more specific and win.
+	for _, p := range []string{l.NodeNet.String(), l.Services.String(), l.Pods.String()} {
+		cmds = append(cmds, ip(alreadyThere, "route", "add", "blackhole", p))
+	}
+	// The host's own processes (hostNetwork pods: the agent) route before nat OUTPUT translates:
+	// a blackholed destination fails connect() at once. The kubernetes Service's address goes to
+	// the bridge instead, where nothing answers if the translation were ever missing.
+	// So does api-int's: its translation (the API-INT chain) changes hands at the bootstrap's end.
+	for _, a := range []string{l.KubernetesService().String(), l.APIInt().String()} {
+		cmds = append(cmds, ip(alreadyThere, "route", "add", a+"/32", "dev", l.HostBridge))
+	}
+	cmds = append(cmds,
+		iptables(alreadyThere, "-t", "nat", "-N", svc),
+		iptables(nil, "-t", "nat", "-F", svc),
+		iptables(nil, "-t", "nat", "-A", svc, "-d", l.KubernetesService().String()+"/32", "-p", "tcp", "--dport", "443",
+			"-j", "DNAT", "--to-destination", host+":"+strconv.Itoa(apiPort)),
+		iptables(alreadyThere, "-t", "nat", "-N", l.apiIntChain()),
+		iptables(nil, "-t", "nat", "-F", l.apiIntChain()),
+		iptables(nil, "-t", "nat", "-A", svc, "-d", l.APIInt().String()+"/32", "-p", "tcp", "--dport", strconv.Itoa(APIIntPort),
+			"-j", l.apiIntChain()),
+		iptables(alreadyThere, "-N", fwd),
+		iptables(nil, "-F", fwd),
+		iptables(nil, "-A", fwd, "-s", l.Pods.String(), "-d", l.Pods.String(), "-j", "ACCEPT"),
+		iptables(nil, "-A", fwd, "-s", l.Pods.String(), "-j", "DROP"),
+		iptables(nil, "-A", fwd, "-d", l.Pods.String(), "-j", "DROP"),
+		iptables(nil, "-A", fwd, "-d", l.Services.String(), "-j", "DROP"),
+		iptables(nil, "-A", fwd, "-s", l.NodeNet.String(), "-j", "DROP"),
+		iptables(nil, "-A", fwd, "-d", l.NodeNet.String(), "-j", "DROP"),
+	)
+	return append(cmds, l.jumps("-I")...)
+}
+
+// jumps are the rules that send the host's packets through this layout's chains.
+func (l Layout) jumps(op string) []Command {
+	exists := []string(nil)
+	if op == "-D" {
+		exists = notThere
+	}
+	var cmds []Command
+	for _, j := range [][]string{
+		{"-t", "nat", op, "PREROUTING", "-j", l.servicesChain()},
+		{"-t", "nat", op, "OUTPUT", "-j", l.servicesChain()},
+		{op, "FORWARD", "-j", l.forwardChain()},
+	} {
+		c := iptables(exists, j...)
+		if op == "-I" {
+			// Once: a setup over a network a previous run left must not add a second jump.
+			check := slices.Clone(c.Args)
+			check[slices.Index(check, op)] = "-C"
+			c.Unless = check
+		}
+		cmds = append(cmds, c)
+	}
+	return cmds
+}
+
+// APIIntCommands send api-int's connections to target, the Machine Config Server that serves
+// now, as a load balancer's pool does: new connections go there, and established ones keep
+// their translation (conntrack) until they close.
+func (l Layout) APIIntCommands(target netip.AddrPort) []Command {
+	return []Command{
+		iptables(nil, "-t", "nat", "-F", l.apiIntChain()),
+		iptables(nil, "-t", "nat", "-A", l.apiIntChain(), "-p", "tcp", "-j", "DNAT", "--to-destination", target.String()),
+	}
+}
+
+// NodeAddrCommand gives machine i its node address.
+func (l Layout) NodeAddrCommand(i int) Command {
+	return ip(alreadyThere, "addr", "add", l.NodeAddr(i).String()+"/32", "dev", l.HostBridge)
+}
+
+// TeardownCommands remove what SetupCommands made, and the pod bridges named in podBridges
+// (the machines' CNI made them; they outlive the machines).
+func (l Layout) TeardownCommands(podBridges []string) []Command {
+	cmds := l.jumps("-D")
+	for _, c := range []string{l.servicesChain(), l.apiIntChain()} {
+		cmds = append(cmds, iptables(notThere, "-t", "nat", "-F", c), iptables(notThere, "-t", "nat", "-X", c))
+	}
+	cmds = append(cmds, iptables(notThere, "-F", l.forwardChain()), iptables(notThere, "-X", l.forwardChain()))
+	for _, p := range []string{l.NodeNet.String(), l.Services.String(), l.Pods.String()} {
+		cmds = append(cmds, ip(notThere, "route", "del", "blackhole", p))
+	}
+	for _, b := range append(podBridges, l.HostBridge) {
+		cmds = append(cmds, ip(notThere, "link", "del", b))
+	}
+	return cmds
+}

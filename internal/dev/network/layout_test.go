@@ -1,0 +1,116 @@
+package network
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func TestAddresses(t *testing.T) {
+	l := Default()
+	if err := l.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ got, want string }{
+		{l.HostAddr().String(), "10.87.0.1"},
+		{l.NodeAddr(0).String(), "10.87.0.10"},
+		{l.NodeAddr(3).String(), "10.87.0.13"},
+		{l.PodCIDR(0).String(), "10.244.0.0/24"},
+		{l.PodCIDR(7).String(), "10.244.7.0/24"},
+		{l.PodBridge(7), "mco-pods7"},
+		{l.KubernetesService().String(), "10.96.0.1"},
+		{l.APIInt().String(), "10.87.0.2"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %s, want %s", c.got, c.want)
+		}
+	}
+	// The node range has room for 245 machines after the host's 10 addresses; the pod range for 256.
+	if got := l.MaxMachines(); got != 245 {
+		t.Errorf("MaxMachines = %d, want 245", got)
+	}
+}
+
+func TestValidateRefusesOverlaps(t *testing.T) {
+	l := Default()
+	l.Services = l.Pods
+	if err := l.Validate(); err == nil || !strings.Contains(err.Error(), "overlap") {
+		t.Fatalf("overlapping ranges: %v", err)
+	}
+}
+
+func TestConflictsWith(t *testing.T) {
+	l := Default()
+	for _, c := range []struct {
+		name   string
+		routes []Route
+		err    string
+	}{
+		{"a host with only its own network", []Route{{Dst: "default", Dev: "eth0"}, {Dst: "192.0.2.0/24", Dev: "eth0"}}, ""},
+		{"what a previous run left", []Route{{Dst: "10.96.0.0/16", Type: "blackhole"}, {Dst: "10.244.3.0/24", Dev: "mco-pods3"}, {Dst: "10.87.0.0/24", Dev: "mco-dev0"}}, ""},
+		{"a real network in the service range", []Route{{Dst: "10.96.0.0/12", Dev: "eth1"}}, "10.96.0.0/16 overlaps this host's route to 10.96.0.0/12 (dev eth1)"},
+		{"a host route into the pod range", []Route{{Dst: "10.244.9.9", Dev: "tun0"}}, "10.244.0.0/16 overlaps"},
+		{"a wide route containing the node range", []Route{{Dst: "10.0.0.0/8", Dev: "wg0"}}, "10.87.0.0/24 overlaps"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := l.ConflictsWith(c.routes)
+			if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+				t.Fatalf("got %v, want %q", err, c.err)
+			}
+		})
+	}
+}
+
+func TestSetupCommandsLeadServiceToAPIServer(t *testing.T) {
+	var dnat, blackholes []string
+	for _, c := range Default().SetupCommands(6443) {
+		line := strings.Join(c.Args, " ")
+		if strings.Contains(line, "DNAT") {
+			dnat = append(dnat, line)
+		}
+		if strings.Contains(line, "blackhole") {
+			blackholes = append(blackholes, c.Args[len(c.Args)-1])
+		}
+	}
+	if len(dnat) != 1 || !strings.Contains(dnat[0], "-d 10.96.0.1/32 -p tcp --dport 443 -j DNAT --to-destination 10.87.0.1:6443") {
+		t.Errorf("DNAT rules: %q", dnat)
+	}
+	if strings.Join(blackholes, " ") != "10.87.0.0/24 10.96.0.0/16 10.244.0.0/16" {
+		t.Errorf("blackholes: %q", blackholes)
+	}
+}
+
+// api-int's port leads through its own chain, which starts empty (nothing serves until the
+// bootstrap server does) and is replaced whole when the serving server changes.
+func TestAPIIntChangesHands(t *testing.T) {
+	l := Default()
+	var jump []string
+	for _, c := range l.SetupCommands(6443) {
+		if line := strings.Join(c.Args, " "); strings.Contains(line, "-j MCO-DEV-API-INT") {
+			jump = append(jump, line)
+		}
+	}
+	if len(jump) != 1 || !strings.Contains(jump[0], "-A MCO-DEV-SERVICES -d 10.87.0.2/32 -p tcp --dport 22623 -j MCO-DEV-API-INT") {
+		t.Errorf("jumps to api-int: %q", jump)
+	}
+	var lines []string
+	for _, c := range l.APIIntCommands(netip.MustParseAddrPort("10.87.0.10:22623")) {
+		lines = append(lines, strings.Join(c.Args, " "))
+	}
+	want := []string{
+		"iptables -w -t nat -F MCO-DEV-API-INT",
+		"iptables -w -t nat -A MCO-DEV-API-INT -p tcp -j DNAT --to-destination 10.87.0.10:22623",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("APIIntCommands:\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	var torn []string
+	for _, c := range l.TeardownCommands(nil) {
+		if line := strings.Join(c.Args, " "); strings.Contains(line, "MCO-DEV-API-INT") {
+			torn = append(torn, line)
+		}
+	}
+	if len(torn) != 2 {
+		t.Errorf("teardown of the api-int chain: %q", torn)
+	}
+}
