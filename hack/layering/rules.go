@@ -28,8 +28,8 @@ var Rules = []Rule{
 		Forbidden: []string{"internal/controller", "internal/server", "internal/kubeletconfig"},
 	},
 	{
-		Name:   "production code never depends on the dev harness",
-		Covers: []string{"internal", "api", "config"},
+		Name:      "production code never depends on the dev harness",
+		Covers:    []string{"internal", "api", "config"},
 		Forbidden: []string{"internal/dev"},
 		// diagnose is a command's, and reads a dev cluster's machines when pointed at one
 		// (docs/diagnose.md); testenv starts the control planes tests run against.
