@@ -11,7 +11,7 @@ LDFLAGS := -s -w -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
 # test/e2e and test/chaos take turns with the host's dev-cluster lock, and a package's timeout
 # counts its wait for the other's turn.
 TEST_FLAGS ?= -p 2 -timeout 45m
-GO_DIRS := $(wildcard cmd internal test bench)
+GO_DIRS := $(wildcard cmd internal test bench hack)
 
 .PHONY: all build install-plugin tools crds test unit demo vet fmt clean help bench-rollout bench-first-drain chaos fuzz image image-lock
 
