@@ -3,7 +3,9 @@ package manifest
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 )
@@ -56,10 +58,44 @@ func Load(opts Options, paths ...string) (*Set, error) {
 	if len(files) == 0 && len(errs) == 0 {
 		l.errs = append(l.errs, &Error{File: strings.Join(paths, " "), Reason: "no manifest files found (want .yaml, .yml, .json or .bu)"})
 	}
-	for _, f := range files {
-		l.loadFile(f)
+	// Reading and decoding a file is independent of every other (most of a large render's
+	// time); what they hold is added in the files' order, so errors and duplicates come out
+	// as from one file after the other.
+	read := make([]fileContents, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			for i := range next {
+				read[i] = l.readFile(files[i])
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, fc := range read {
+		l.errs = append(l.errs, fc.errs...)
+		for _, doc := range fc.docs {
+			l.errs = append(l.errs, doc.errs...)
+			l.add(doc.decoded)
+		}
 	}
 	return l.set, l.errs.orNil()
+}
+
+// fileContents is one file read and decoded: the errors of reading and splitting it, then
+// each document's objects and errors.
+type fileContents struct {
+	errs Errors
+	docs []decodedDocument
+}
+
+type decodedDocument struct {
+	decoded decoded
+	errs    Errors
 }
 
 // loader carries one Load's state.
@@ -69,35 +105,32 @@ type loader struct {
 	errs Errors
 }
 
-func (l *loader) loadFile(file string) {
+// readFile reads and decodes file; it only reads l.opts, so files are read in parallel.
+func (l *loader) readFile(file string) fileContents {
+	var out fileContents
 	data, err := os.ReadFile(file)
 	if err != nil {
-		l.errs = append(l.errs, &Error{File: file, Reason: pathReason(err)})
-		return
+		out.errs = append(out.errs, &Error{File: file, Reason: pathReason(err)})
+		return out
 	}
 	kind, _ := kindOf(file)
 	var docs []document
+	var e *Error
 	if kind == jsonFile {
-		var e *Error
 		docs, e = splitJSON(data)
-		if e != nil {
-			e.File = file
-			l.errs = append(l.errs, e)
-		}
 	} else {
-		var e *Error
 		docs, e = splitYAML(data)
-		if e != nil {
-			e.File = file
-			l.errs = append(l.errs, e)
-		}
+	}
+	if e != nil {
+		e.File = file
+		out.errs = append(out.errs, e)
 	}
 	for _, doc := range docs {
 		src := Source{File: file, Document: doc.index, doc: doc}
 		d, errs := l.decodeDocument(src, kind)
-		l.errs = append(l.errs, errs...)
-		l.add(d)
+		out.docs = append(out.docs, decodedDocument{decoded: d, errs: errs})
 	}
+	return out
 }
 
 // add records decoded objects, refusing a second object of the same kind and name: which one

@@ -1,0 +1,86 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// TestJSONToYAMLAsSigsYAML holds JSONToYAML to sigs.k8s.io/yaml's output, byte for byte, on the
+// scalars and shapes a MachineConfig and its Ignition hold and on the edges of numbers.
+func TestJSONToYAMLAsSigsYAML(t *testing.T) {
+	docs := []string{
+		`{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineConfig","metadata":{"name":"rendered-worker-0123","annotations":{"a/b":"3.5.0"}},"spec":{"config":{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/etc/x","mode":420,"overwrite":true,"contents":{"source":"data:,a%20b%0A"}}]},"systemd":{"units":[{"name":"a.service","enabled":false,"contents":"[Unit]\nDescription=x\n\n[Service]\nExecStart=/bin/true\n"}]}},"kernelArguments":["a=b","c"],"osImageURL":""}}`,
+		`{"n":[0,-1,1.5,1e3,1E-7,12345678901234567890,9223372036854775807,-9223372036854775808,0.1,100000000000000000000000]}`,
+		`{"s":["","yes","no","on","off","true","null","~","0x1F","0o17","017","1_000","1:20","-",".5","+1",".inf","-.Inf",".NaN","2001-12-14","a: b","#c","'q'","\"d\"","tab\there","ü ß 日本","\u0000\u0007\u001f","trailing ","  lead","multi\nline\n","multi\nline no end","x\r\ny"]}`,
+		`{"z":null,"b":[true,false],"e":{},"l":[],"nested":[[1,[2,[3]]],{"k":{"k":{"k":"v"}}}],"B":"upper","a":"lower","_":"under","10":"ten","9":"nine"}`,
+		`[1,"two",{"three":3}]`,
+		`"just a string"`,
+		`42`,
+	}
+	// `mco render --pool worker -o json examples/`
+	j, err := os.ReadFile("testdata/encode/rendered.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = append(docs, string(j))
+	for _, doc := range docs {
+		want, err := yaml.JSONToYAML([]byte(doc))
+		if err != nil {
+			t.Fatalf("sigs.k8s.io/yaml: %v", err)
+		}
+		got, err := JSONToYAML([]byte(doc))
+		if err != nil {
+			t.Fatalf("JSONToYAML(%.80s): %v", doc, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("JSONToYAML(%.80s):\n got %q\nwant %q", doc, got, want)
+		}
+	}
+}
+
+// largeRendered is a rendered config's JSON with files files, as a pool of many MachineConfigs
+// renders (bench/render's workload).
+func largeRendered(b *testing.B, files int) []byte {
+	type file struct {
+		Path     string `json:"path"`
+		Mode     int    `json:"mode"`
+		Contents struct {
+			Source string `json:"source"`
+		} `json:"contents"`
+	}
+	fs := make([]file, files)
+	for i := range fs {
+		fs[i].Path, fs[i].Mode = fmt.Sprintf("/etc/bench/%03d/file-%03d.conf", i/20, i%20), 0o644
+		fs[i].Contents.Source = "data:," + url.PathEscape(fmt.Sprintf("# bench file %d\nkey=%d\n", i, i))
+	}
+	j, err := json.Marshal(map[string]any{"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+		"spec": map[string]any{"config": map[string]any{"ignition": map[string]any{"version": "3.5.0"}, "storage": map[string]any{"files": fs}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return j
+}
+
+func BenchmarkJSONToYAML(b *testing.B) {
+	j := largeRendered(b, 4000)
+	b.Run("manifest", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := JSONToYAML(j); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sigs.k8s.io-yaml", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := yaml.JSONToYAML(j); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
