@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -31,6 +32,9 @@ const (
 	RoundsEnv = "MCO_CHAOS_ROUNDS"
 	// SeedEnv fixes the seed every random choice is drawn from (default: the clock).
 	SeedEnv = "MCO_CHAOS_SEED"
+	// FaultsEnv chooses the faults: "all" (what `make chaos` runs), or names separated by
+	// commas; unset, the short form `make test` runs, every fault but the long ones.
+	FaultsEnv = "MCO_CHAOS_FAULTS"
 	// machines: 6, so that losing one for good still leaves a rollout across 5.
 	machines = 6
 	// settleTimeout bounds one round's rollout, faults included. On a 2-core machine a
@@ -86,19 +90,19 @@ func TestChaos(t *testing.T) {
 		t.Logf("chaos: summary (seed=%d rounds=%d, %s in all)\n%s\n%s", seed, rounds, time.Since(start).Round(time.Second), strings.Join(s.figures, "\n"), s.scopeStopTimeouts(ctx))
 	}()
 
-	for i, tc := range []struct {
-		name string
-		run  func(t *testing.T, ctx context.Context, r *round)
-	}{
-		{"controller-kill", s.controllerKill},
-		{"apiserver-etcd-restart", s.apiServerRestart},
-		{"agent-kill", s.agentKill},
-		{"bad-config-removed", s.badConfig},
-		{"node-lost", s.nodeLost},
-		{"broken-kubelet", s.brokenKubelet},
-	} {
+	for _, tc := range faultsToRun(t, []fault{
+		{name: "controller-kill", run: s.controllerKill},
+		{name: "apiserver-etcd-restart", run: s.apiServerRestart},
+		{name: "agent-kill", run: s.agentKill},
+		{name: "bad-config-removed", run: s.badConfig},
+		{name: "node-lost", run: s.nodeLost},
+		// Long (two minutes a round: the boot guard's timeout, two reboots, the pool's
+		// rollback), and what it proves on the node and the pool is also proved without
+		// faults by test/e2e's TestNeverStranded (boot and undo scenarios).
+		{name: "broken-kubelet", run: s.brokenKubelet, long: true},
+	}) {
 		ok := t.Run(tc.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, uint64(i)))
+			rng := rand.New(rand.NewPCG(seed, uint64(tc.index)))
 			for n := 1; n <= rounds; n++ {
 				r := &round{test: tc.name, n: n, rng: rng, faults: &faults{}}
 				s.requireSettled(t, ctx)
@@ -118,6 +122,51 @@ func TestChaos(t *testing.T) {
 			t.Logf("chaos: %s failed (seed %d); rebooting %v settled the cluster, so the next tests run", tc.name, seed, healed)
 		}
 	}
+}
+
+// fault is one chaos test: a rollout with one kind of fault injected.
+type fault struct {
+	name string
+	run  func(t *testing.T, ctx context.Context, r *round)
+	// long faults run only when chosen (FaultsEnv), not in `make test`'s short form.
+	long bool
+	// index is the fault's place in the whole suite, which seeds its random choices.
+	index int
+}
+
+// faultsToRun is faults as FaultsEnv chooses them, in the suite's order (a lost node stays
+// lost for the faults after it), each keeping its index so its random choices replay with the
+// seed whatever else runs.
+func faultsToRun(t *testing.T, faults []fault) []fault {
+	var chosen []fault
+	v := os.Getenv(FaultsEnv)
+	names := map[string]bool{}
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names[n] = true
+		}
+	}
+	for i, f := range faults {
+		if v == "all" || names[f.name] || v == "" && !f.long {
+			f.index = i
+			chosen = append(chosen, f)
+			delete(names, f.name)
+		}
+	}
+	delete(names, "all")
+	if len(names) > 0 {
+		var all []string
+		for _, f := range faults {
+			all = append(all, f.name)
+		}
+		t.Fatalf("%s=%q: no fault named %v (there are %s, or all)", FaultsEnv, v, slices.Sorted(maps.Keys(names)), strings.Join(all, ", "))
+	}
+	var run []string
+	for _, f := range chosen {
+		run = append(run, f.name)
+	}
+	t.Logf("chaos: faults %s (%s=all for every one)", strings.Join(run, ", "), FaultsEnv)
+	return chosen
 }
 
 // suite is the shared cluster and everything the rollouts so far must have left on it.

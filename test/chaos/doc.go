@@ -6,6 +6,7 @@
 // watcher records the most nodes unavailable or cordoned at once, and every rollout must end
 // with every node on the target with exactly its files.
 //
-// `go test ./test/chaos/` runs one round of each (part of `make test`); `make chaos` runs more
+// `go test ./test/chaos/` runs one round of each but the long broken-kubelet one (part of
+// `make test`); `make chaos` runs every fault (MCO_CHAOS_FAULTS=all, or names) and more rounds
 // (MCO_CHAOS_ROUNDS), and MCO_CHAOS_SEED replays the random choices of an earlier run.
 package chaos
