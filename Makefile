@@ -11,6 +11,17 @@ LDFLAGS := -s -w -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
 # test/e2e and test/chaos take turns with the host's dev-cluster lock, and a package's timeout
 # counts its wait for the other's turn.
 TEST_FLAGS ?= -p 2 -timeout 45m
+# The agent's test failpoints (internal/daemon/failpoint: SIGKILL, pause or hold at a step) exist
+# only in builds with the tag failpoints. Test binaries always have it (TEST_TAGS): the tests
+# that arm a failpoint carry //go:build failpoints, so a plain `go test` leaves them out rather
+# than failing. bin/mco-node has it only when built for `make test` or `make chaos`, whose
+# clusters' agent pods (bin/mco-image.tar) are armed by test/e2e and test/chaos: a
+# target-specific NODE_TAGS, which make also uses for the prerequisites (build, image) it makes
+# for that target. `make build`, `make image` and `make demo` on their own, and the Containerfile
+# (the release image), build the agent without. Run `make test` alone: in `make build test`,
+# build is made once, for itself, without failpoints (test/e2e and test/chaos then say so).
+TEST_TAGS := failpoints
+NODE_TAGS := nodeagent
 GO_DIRS := $(wildcard cmd internal test bench hack)
 
 .PHONY: all build install-plugin tools crds test unit demo vet fmt clean help bench-rollout bench-first-drain chaos fuzz image image-lock
@@ -23,7 +34,7 @@ help: ## list targets
 build: ## build bin/mco (the CLI, with `mco dev`), and the role builds the image holds: bin/mco-controller, bin/mco-node (agent, first boot, dev platform facts), bin/mco-server
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mco ./cmd/mco
 	CGO_ENABLED=0 $(GO) build -trimpath -tags mcocontroller -ldflags '$(LDFLAGS)' -o bin/mco-controller ./cmd/mco
-	CGO_ENABLED=0 $(GO) build -trimpath -tags nodeagent -ldflags '$(LDFLAGS)' -o bin/mco-node ./cmd/mco
+	CGO_ENABLED=0 $(GO) build -trimpath -tags $(NODE_TAGS) -ldflags '$(LDFLAGS)' -o bin/mco-node ./cmd/mco
 	CGO_ENABLED=0 $(GO) build -trimpath -tags mcoserver -ldflags '$(LDFLAGS)' -o bin/mco-server ./cmd/mco
 	ln -sf mco bin/kubectl-mco
 	ln -sf mco bin/kubectl_complete-mco
@@ -44,6 +55,7 @@ crds: ## copy CRD manifests from the pinned github.com/openshift/api into config
 
 vet: ## go vet, the layering rules (hack/layering) and gofmt check
 	$(GO) vet ./...
+	$(GO) vet -tags $(TEST_TAGS) ./internal/daemon/...
 	$(GO) vet -tags nodeagent ./cmd/mco
 	$(GO) vet -tags mcoserver ./cmd/mco
 	$(GO) vet -tags mcocontroller ./cmd/mco
@@ -57,15 +69,16 @@ fmt:
 # time, so they start first and every other package runs beside them, instead of after them in
 # import-path order.
 CLUSTER_PKGS := ./test/e2e/ ./test/chaos/
+test: NODE_TAGS := nodeagent,$(TEST_TAGS)
 test: tools build vet image ## unit, integration, e2e and chaos tests: a real kube-apiserver and etcd, real machines with real kubelets, mco's own image
-	@$(GO) test $(TEST_FLAGS) $(CLUSTER_PKGS) & clusters=$$!; \
-	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v -E '/test/(e2e|chaos)$$'); others=$$?; \
+	@$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) $(CLUSTER_PKGS) & clusters=$$!; \
+	$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) $$($(GO) list ./... | grep -v -E '/test/(e2e|chaos)$$'); others=$$?; \
 	(cd hack/tools && $(GO) test ./pause/); pause=$$?; \
 	wait $$clusters; clustered=$$?; \
 	test $$others -eq 0 && test $$pause -eq 0 && test $$clustered -eq 0
 
 unit: ## only the tests that need no control plane (fast)
-	$(GO) test -short ./...
+	$(GO) test -short -tags $(TEST_TAGS) ./...
 
 demo: build tools image ## the main job (see README for what it shows today)
 	@hack/demo.sh
@@ -94,11 +107,13 @@ fuzz: ## run each fuzz target for FUZZTIME (1m), one after the other; failing in
 
 # The chaos suite's long form; `make test` runs one round of each fault but the long ones.
 # MCO_CHAOS_FAULTS chooses faults by name (comma-separated); MCO_CHAOS_SEED=N replays the random
-# choices of a run (every run prints its seed).
+# choices of a run (every run prints its seed). It builds the image too: its agent pods are the
+# ones armed, and need the failpoints (NODE_TAGS above).
 MCO_CHAOS_ROUNDS ?= 10
 MCO_CHAOS_FAULTS ?= all
+chaos: NODE_TAGS := nodeagent,$(TEST_TAGS)
 chaos: build tools image ## chaos suite, long form: MCO_CHAOS_ROUNDS (10) rounds of every fault on real machines (about an hour on 2 cores)
-	MCO_CHAOS_ROUNDS=$(MCO_CHAOS_ROUNDS) MCO_CHAOS_FAULTS=$(MCO_CHAOS_FAULTS) $(GO) test ./test/chaos/ -run . -v -count=1 -timeout 120m
+	MCO_CHAOS_ROUNDS=$(MCO_CHAOS_ROUNDS) MCO_CHAOS_FAULTS=$(MCO_CHAOS_FAULTS) $(GO) test -tags $(TEST_TAGS) ./test/chaos/ -run . -v -count=1 -timeout 120m
 
 bench-rollout: build tools ## 1,000-node rebootless rollout through bin/mco controller, agents simulated as real ones write: time, writes per node update by kind, CPU, RSS (~2 min)
 	$(GO) run ./bench/rollout

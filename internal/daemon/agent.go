@@ -18,6 +18,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/reboot"
 	"github.com/mco-dev/mco/internal/daemon/runningkubelet"
 	"github.com/mco-dev/mco/internal/daemon/systemd"
+	"github.com/mco-dev/mco/internal/version"
 )
 
 // Options configure one agent.
@@ -119,6 +120,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	defer root.Close()
 	opts.defaults(root)
+	// A test whose armed failpoint never fires finds why here: an agent built without them
+	// (the release build) ignores every arming.
+	opts.Log.Info("agent starting", "node", opts.NodeName, "version", version.Version, "failpoints", failpoint.Enabled)
 	a := &Agent{opts: opts, root: root, wake: make(chan struct{}, 1), metrics: newMetrics(opts.Metrics),
 		applier: &apply.Applier{Root: root, Systemd: opts.Systemd, OS: opts.OS}}
 	a.driftWatch = &driftWatch{log: opts.Log, metrics: a.metrics, interval: opts.DriftInterval}

@@ -132,7 +132,7 @@ func TestBootGuardArmRevertReport(t *testing.T) {
 	if guardReboots.Load() != 1 {
 		t.Errorf("the guard rebooted %d times, want 1", guardReboots.Load())
 	}
-	eventually(t, 20*time.Second, "a NodeBootFailed event", func() (bool, string) {
+	eventually(t, time.Minute, "a NodeBootFailed event", func() (bool, string) {
 		evs := &corev1.EventList{}
 		if err := env.Client.List(ctx, evs, client.InNamespace("default")); err != nil {
 			return false, err.Error()

@@ -116,7 +116,7 @@ func attempt(t testing.TB, reason string) int {
 func awaitEvent(t testing.TB, ctx context.Context, nodeName, reason string) corev1.Event {
 	t.Helper()
 	var found corev1.Event
-	eventually(t, 10*time.Second, "event "+reason+" for "+nodeName, func() (bool, string) {
+	eventually(t, time.Minute, "event "+reason+" for "+nodeName, func() (bool, string) {
 		var list corev1.EventList
 		if err := env.Client.List(ctx, &list, client.InNamespace(metav1.NamespaceDefault)); err != nil {
 			return false, err.Error()

@@ -42,7 +42,7 @@ func TestKubeletHealthCountsConsecutiveFailures(t *testing.T) {
 
 func waitGauge(t *testing.T, g prometheus.Gauge, what string, ok func(float64) bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !ok(testutil.ToFloat64(g)) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: mcd_kubelet_state is %v", what, testutil.ToFloat64(g))

@@ -143,12 +143,12 @@ func TestMachineConfigNodeReport(t *testing.T) {
 	}
 
 	// 1. Rebootless: a file whose default policy reloads crio (no drain).
-	status0, spec0 := settledCounts(name)
+	status0, spec0 := settledCounts(t, name)
 	createPoolConfig(t, ctx, pool, "50-"+pool+"-policy", map[string]string{"/etc/containers/policy.json": "{}"})
 	r1 := awaitPoolTarget(t, ctx, pool, r0)
 	awaitNode(t, ctx, name, "Done in "+r1, doneIn(r1))
 	m = awaitMCN(t, ctx, name, "Updated in "+r1, updatedIn(r1))
-	status1, spec1 := settledCounts(name)
+	status1, spec1 := settledCounts(t, name)
 	t.Logf("rebootless update: %d status writes (agent), %d spec writes (controller)", status1-status0, spec1-spec0)
 	checkWrites(t, "rebootless", status1-status0, spec1-spec0, maxStatusWritesRebootless)
 	wantConditions(t, m, map[mcfgv1.StateProgress]metav1.ConditionStatus{
@@ -166,7 +166,7 @@ func TestMachineConfigNodeReport(t *testing.T) {
 	r2 := awaitPoolTarget(t, ctx, pool, r1)
 	awaitNode(t, ctx, name, "Done in "+r2, doneIn(r2))
 	m = awaitMCN(t, ctx, name, "Updated in "+r2, updatedIn(r2))
-	status2, spec2 := settledCounts(name)
+	status2, spec2 := settledCounts(t, name)
 	t.Logf("rebooting update: %d status writes (agent), %d spec writes (controller)", status2-status1, spec2-spec1)
 	checkWrites(t, "rebooting", status2-status1, spec2-spec1, maxStatusWritesRebooting)
 	if got := ag.reboots.Load(); got != 1 {
@@ -197,7 +197,7 @@ func TestMachineConfigNodeReport(t *testing.T) {
 	m = awaitMCN(t, ctx, name, "no longer degraded", func(m *mcfgv1.MachineConfigNode) bool {
 		return meta.IsStatusConditionFalse(m.Status.Conditions, string(mcfgv1.MachineConfigNodeNodeDegraded)) && updatedIn(r2)(m)
 	})
-	status3, spec3 := settledCounts(name)
+	status3, spec3 := settledCounts(t, name)
 	t.Logf("drift and its repair: %d status writes, %d spec writes", status3-status2, spec3-spec2)
 	if status3-status2 != 2 || spec3 != spec2 {
 		t.Errorf("drift and its repair cost %d status and %d spec writes, want 2 and 0", status3-status2, spec3-spec2)
@@ -326,10 +326,25 @@ func updatedIn(config string) func(*mcfgv1.MachineConfigNode) bool {
 	}
 }
 
-// settledCounts waits a moment for writes still on their way, then counts.
-func settledCounts(name string) (status, spec int) {
-	time.Sleep(time.Second)
-	return mcnWrites.counts(name)
+// settledCounts counts name's MachineConfigNode writes once none came for a quiet while. The
+// state a test waits for shows before the writer's request returns and is counted, and a
+// write still on its way belongs to the step before: a fixed sleep, outlasted by a slow
+// machine, would count it in the next. Writes that never stop fail the test after a minute.
+func settledCounts(t *testing.T, name string) (status, spec int) {
+	t.Helper()
+	const quiet = 2 * time.Second
+	status, spec = mcnWrites.counts(name)
+	deadline, since := time.Now().Add(time.Minute), time.Now()
+	for time.Since(since) < quiet {
+		if time.Now().After(deadline) {
+			t.Fatalf("MachineConfigNode %s still written after a minute (%d status, %d spec writes so far)", name, status, spec)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if s, sp := mcnWrites.counts(name); s != status || sp != spec {
+			status, spec, since = s, sp, time.Now()
+		}
+	}
+	return status, spec
 }
 
 func checkWrites(t *testing.T, update string, status, spec, maxStatus int) {

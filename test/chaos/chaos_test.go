@@ -52,6 +52,7 @@ func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos: needs the dev cluster, real machines and the real binaries")
 	}
+	clustertest.RequireFailpoints(t) // agent-kill arms them
 	rounds := 1
 	if v := os.Getenv(RoundsEnv); v != "" {
 		n, err := strconv.Atoi(v)

@@ -29,6 +29,7 @@ func TestRealMachines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
 	}
+	clustertest.RequireFailpoints(t) // the power-loss step arms them
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	cl := clustertest.Start(t, ctx, 3)

@@ -37,6 +37,7 @@ func TestMCOUpgradesItselfMidRollout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
 	}
+	clustertest.RequireFailpoints(t) // holdMidTransaction arms them
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	archive := buildUpgradeImage(t, ctx)

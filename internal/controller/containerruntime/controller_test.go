@@ -161,7 +161,7 @@ spec:
 		mctest.WaitGone(t, ctx, k8sClient, mctest.GoneMC("99-worker-generated-containerruntime-1"))
 		// The finalizer of the deleted MachineConfig goes in the controller's next write.
 		var got *mcfgv1.ContainerRuntimeConfig
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 			got = getConfig(t, ctx, "overlay")
 			if strings.Join(got.Finalizers, ",") == "99-master-generated-containerruntime-1" || time.Now().After(deadline) {
 				break

@@ -198,7 +198,7 @@ func get(t *testing.T, ctx context.Context, name string) *mcfgv1.MachineConfigNo
 func await(t *testing.T, ctx context.Context, name, what string, cond func(*mcfgv1.MachineConfigNode) bool) *mcfgv1.MachineConfigNode {
 	t.Helper()
 	var m *mcfgv1.MachineConfigNode
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		m = get(t, ctx, name)
 		return cond(m), nil
 	})

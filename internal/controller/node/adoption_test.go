@@ -80,7 +80,7 @@ func reportAdopted(t *testing.T, ctx context.Context, name, config string) {
 
 func waitNode(t *testing.T, ctx context.Context, name, what string, cond func(*corev1.Node) bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond(getNode(t, ctx, name)) {
 		if time.Now().After(deadline) {
 			t.Fatalf("node %s: timed out waiting for %s; annotations %v", name, what, getNode(t, ctx, name).Annotations)
@@ -110,7 +110,7 @@ func TestAdoptionNeedsApproval(t *testing.T) {
 		waitNode(t, ctx, name, "the offer", func(n *corev1.Node) bool { return n.Annotations[protocol.AdoptionTargetAnnotation] == cfg })
 	}
 	reportPending(t, ctx, "adopt-a", cfg)
-	p := waitPool(t, ctx, role, "NodesAwaitingAdoption", 20*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
+	p := waitPool(t, ctx, role, "NodesAwaitingAdoption", time.Minute, func(p *mcfgv1.MachineConfigPool) bool {
 		return poolcondition.IsTrue(&p.Status, poolcondition.NodesAwaitingAdoption)
 	})
 	c := poolcondition.Get(&p.Status, poolcondition.NodesAwaitingAdoption)
@@ -133,21 +133,21 @@ func TestAdoptionNeedsApproval(t *testing.T) {
 	annotateNode(t, ctx, "adopt-a", map[string]string{protocol.AdoptAnnotation: protocol.AdoptApproved})
 	waitNode(t, ctx, "adopt-a", "desiredConfig", desiredIs(cfg))
 	waitNodeEvent(t, ctx, "adopt-a", ReasonAdoptionStarted, "the node is updated to rendered-adopt-1 as planned")
-	waitPool(t, ctx, role, "the node counted, unavailable", 20*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
+	waitPool(t, ctx, role, "the node counted, unavailable", time.Minute, func(p *mcfgv1.MachineConfigPool) bool {
 		return p.Status.MachineCount == 1 && p.Status.UnavailableMachineCount == 1 && !poolcondition.IsTrue(&p.Status, poolcondition.NodesAwaitingAdoption)
 	})
 	if got := getNode(t, ctx, "adopt-a").Annotations[protocol.AdoptAnnotation]; got != protocol.AdoptApproved {
 		t.Errorf("the approval of a node still being adopted is %q, want it kept", got)
 	}
 	reportAdopted(t, ctx, "adopt-a", cfg)
-	waitPool(t, ctx, role, "Updated with the adopted node", 20*time.Second, updatedTo(cfg, 1))
+	waitPool(t, ctx, role, "Updated with the adopted node", time.Minute, updatedTo(cfg, 1))
 	waitNode(t, ctx, "adopt-a", "the offer removed", func(n *corev1.Node) bool { _, ok := n.Annotations[protocol.AdoptionTargetAnnotation]; return !ok })
 	t.Log("adopted, its approval is spent: a later adoption (after mco daemon revert) is approved anew")
 	waitNode(t, ctx, "adopt-a", "the approval removed", func(n *corev1.Node) bool { _, ok := n.Annotations[protocol.AdoptAnnotation]; return !ok })
 	annotateNode(t, ctx, "adopt-a", map[string]string{protocol.CurrentConfigAnnotation: "", protocol.DesiredConfigAnnotation: "", protocol.StateAnnotation: ""})
 	waitNode(t, ctx, "adopt-a", "the offer again after the revert", func(n *corev1.Node) bool { return n.Annotations[protocol.AdoptionTargetAnnotation] == cfg })
 	reportPending(t, ctx, "adopt-a", cfg)
-	waitPool(t, ctx, role, "adopt-a waiting for approval again", 20*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
+	waitPool(t, ctx, role, "adopt-a waiting for approval again", time.Minute, func(p *mcfgv1.MachineConfigPool) bool {
 		c := poolcondition.Get(&p.Status, poolcondition.NodesAwaitingAdoption)
 		return c != nil && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, "Node adopt-a: adopting")
 	})
@@ -174,7 +174,7 @@ func TestAdoptionApprovedOnPoolWithinMaxUnavailable(t *testing.T) {
 		waitNode(t, ctx, name, "the offer", func(n *corev1.Node) bool { return n.Annotations[protocol.AdoptionTargetAnnotation] == cfg })
 		reportPending(t, ctx, name, cfg)
 	}
-	waitPool(t, ctx, role, "both awaiting adoption", 20*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
+	waitPool(t, ctx, role, "both awaiting adoption", time.Minute, func(p *mcfgv1.MachineConfigPool) bool {
 		c := poolcondition.Get(&p.Status, poolcondition.NodesAwaitingAdoption)
 		return c != nil && strings.Contains(c.Message, "adoptpool-a") && strings.Contains(c.Message, "adoptpool-b")
 	})
@@ -183,7 +183,7 @@ func TestAdoptionApprovedOnPoolWithinMaxUnavailable(t *testing.T) {
 		p.Annotations = map[string]string{protocol.AdoptAnnotation: protocol.AdoptApproved}
 	})
 	var first, second string
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for first == "" {
 		for _, name := range []string{"adoptpool-a", "adoptpool-b"} {
 			if getNode(t, ctx, name).Annotations[protocol.DesiredConfigAnnotation] == cfg {
@@ -203,7 +203,7 @@ func TestAdoptionApprovedOnPoolWithinMaxUnavailable(t *testing.T) {
 	reportAdopted(t, ctx, first, cfg)
 	waitNode(t, ctx, second, "desiredConfig after the first is Done", desiredIs(cfg))
 	reportAdopted(t, ctx, second, cfg)
-	waitPool(t, ctx, role, "Updated with both", 20*time.Second, updatedTo(cfg, 2))
+	waitPool(t, ctx, role, "Updated with both", time.Minute, updatedTo(cfg, 2))
 }
 
 // TestAdoptionPendingOnceAcrossRestarts: a restarted controller (a new Reconciler) does not

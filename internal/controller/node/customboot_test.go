@@ -75,7 +75,7 @@ func TestNodeBootedIntoCustomPool(t *testing.T) {
 	createBootedNode(t, ctx, "booted-twice", "rendered-boot-infra-1", map[string]string{roleLabel("worker"): "", roleLabel("boot-gpu"): ""})
 	waitNodeEvent(t, ctx, "booted-twice", ReasonCustomPoolLabelsRefused, "belongs to 2 custom pools (boot-gpu, boot-infra)")
 	time.Sleep(time.Second) // give a wrong controller time to count or target it
-	waitPool(t, ctx, "boot-gpu", "boot-gpu not counting the held node", 10*time.Second, updatedTo("rendered-boot-gpu-1", 0))
+	waitPool(t, ctx, "boot-gpu", "boot-gpu not counting the held node", time.Minute, updatedTo("rendered-boot-gpu-1", 0))
 	held := getNode(t, ctx, "booted-twice")
 	if _, labelled := held.Labels[roleLabel("boot-infra")]; labelled || held.Annotations[protocol.DesiredConfigAnnotation] != "rendered-boot-infra-1" {
 		t.Fatalf("the held node was labelled or targeted: labels %v desired %s", held.Labels, held.Annotations[protocol.DesiredConfigAnnotation])

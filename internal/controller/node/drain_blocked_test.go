@@ -109,7 +109,7 @@ func waitNodeEvent(t *testing.T, ctx context.Context, node, reason, contains str
 // waitEvent waits for an event of reason, mentioning contains, on the object named name.
 func waitEvent(t *testing.T, ctx context.Context, kind, name, reason, contains string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		var events corev1.EventList
 		if err := k8sClient.List(ctx, &events, client.MatchingFields{"involvedObject.name": name}); err != nil {

@@ -142,7 +142,7 @@ func TestCustomPoolNodeCountedOnlyThere(t *testing.T) {
 	waitPool(t, ctx, "gpu", "gpu counting nothing", 30*time.Second, updatedTo("rendered-gpu-1", 0))
 
 	// The node in two custom pools is managed by neither and gets a Warning event.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		var events corev1.EventList
 		if err := k8sClient.List(ctx, &events, client.MatchingFields{"involvedObject.name": twoPools[0]}); err != nil {

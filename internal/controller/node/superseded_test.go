@@ -53,7 +53,7 @@ func TestSupersededTargetMovesWithoutCapacity(t *testing.T) {
 		protocol.DesiredDrainAnnotation: protocol.DrainRequest(partial)})
 	editPool(t, ctx, role, func(p *mcfgv1.MachineConfigPool) { p.Spec.Configuration.Name, p.Spec.Paused = full, false })
 
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for getNode(t, ctx, planning).Annotations[protocol.DesiredConfigAnnotation] != full {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s, still planning for the superseded %s, was not moved to %s", planning, partial, full)

@@ -223,7 +223,7 @@ func TestEmptySelectorRendersNothing(t *testing.T) {
 	if err := k8sClient.Create(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		var events corev1.EventList
 		if err := k8sClient.List(ctx, &events); err != nil {

@@ -33,7 +33,7 @@ func warningEvents(t *testing.T, ctx context.Context, pool, kind string) []corev
 // waitForEvents waits until the pool has n RenderWarnings events of type kind, each emitted once.
 func waitForEvents(t *testing.T, ctx context.Context, pool, kind string, n int) []corev1.Event {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		events := warningEvents(t, ctx, pool, kind)
 		if len(events) == n || time.Now().After(deadline) {

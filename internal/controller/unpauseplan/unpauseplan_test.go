@@ -242,7 +242,7 @@ func waitPending(t *testing.T, ctx context.Context, status corev1.ConditionStatu
 func waitPool(t *testing.T, ctx context.Context, what string, cond func(*mcfgv1.MachineConfigPool) bool) *mcfgv1.MachineConfigPool {
 	t.Helper()
 	var p mcfgv1.MachineConfigPool
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if err := k8sClient.Get(ctx, client.ObjectKey{Name: role}, &p); err == nil && cond(&p) {
 			return &p
 		}

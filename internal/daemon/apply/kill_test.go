@@ -1,3 +1,5 @@
+//go:build failpoints
+
 package apply
 
 import (
@@ -17,6 +19,8 @@ import (
 )
 
 // The kill tests re-execute this test binary as the "agent": childEnv selects what it does.
+// Every kill is a failpoint.KillAtEnv, so the file builds only with the failpoints tag (make
+// test and make unit pass it); without it there would be nothing to kill at.
 const childEnv = "MCO_APPLY_TEST_CHILD"
 
 func TestMain(m *testing.M) {

@@ -1,5 +1,12 @@
-// Package failpoint lets crash tests stop the agent at a chosen step. In production nothing
-// arms it and Hit costs one atomic add.
+// Package failpoint lets crash tests stop the agent at a chosen step: SIGKILL, pause or hold
+// at the N-th Hit.
+//
+// The failpoints exist only in builds with the tag BuildTag (failpoint_on.go): `make test`
+// and `make chaos` build the agent they run that way. Every other build, the release agent's
+// among them, gets failpoint_off.go: Hit and Load do nothing and inline away, and no
+// environment variable or file can arm anything, so nobody with write access to a node's /run
+// can make its agent kill itself in the middle of a transaction. The names below stay in every
+// build: the tests that arm a failpoint refer to them, whatever they were built with.
 //
 // A test arms it with an environment variable (an agent started by the test or by a unit), or,
 // for an agent in a pod, which a test cannot give an environment of its own per node, with
@@ -7,19 +14,8 @@
 // per arming (a restarted agent recovers instead of dying at the same step again).
 package failpoint
 
-import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync/atomic"
-	"syscall"
-	"time"
-)
+// BuildTag is the build tag that compiles the failpoints in.
+const BuildTag = "failpoints"
 
 // KillAtEnv: the N-th Hit (1-based) kills the process with SIGKILL, like a power cut.
 const KillAtEnv = "MCO_DAEMON_KILL_AT"
@@ -43,79 +39,3 @@ const (
 	// FiredFile outlives a reboot (not in /run): a test reads it after the node went on.
 	FiredFile = "/var/lib/mco-daemon-failpoint-fired"
 )
-
-var (
-	hits    atomic.Int64
-	killAt  = envInt(KillAtEnv)
-	pauseAt = envInt(PauseAtEnv)
-	holdAt  = envInt(HoldAtEnv)
-	root    = "/"
-)
-
-func envInt(name string) int64 {
-	n, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
-	return n
-}
-
-// Load takes an arming left in ArmFile under the node root nodeRoot, and removes it. It
-// returns an error only for a file it cannot read or remove, or whose lines it does not know.
-func Load(nodeRoot string) error {
-	root = nodeRoot
-	path := filepath.Join(nodeRoot, ArmFile)
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.Remove(path); err != nil {
-		return err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		name, value, _ := strings.Cut(line, "=")
-		n, err := strconv.ParseInt(value, 10, 64)
-		switch {
-		case err != nil || n < 1:
-			return fmt.Errorf("%s: %q: want NAME=N, N >= 1", path, line)
-		case name == KillAtEnv:
-			killAt = n
-		case name == PauseAtEnv:
-			pauseAt = n
-		case name == HoldAtEnv:
-			holdAt = n
-		default:
-			return fmt.Errorf("%s: unknown failpoint %q (want %s, %s or %s)", path, name, KillAtEnv, PauseAtEnv, HoldAtEnv)
-		}
-	}
-	return nil
-}
-
-// Hit marks a step boundary.
-func Hit() {
-	n := hits.Add(1)
-	if killAt > 0 && n == killAt {
-		now := float64(time.Now().UnixNano()) / 1e9
-		_ = os.WriteFile(filepath.Join(root, FiredFile), []byte(fmt.Sprintf("killed KILL %.6f\n", now)), 0o644)
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {} // the signal arrives asynchronously
-	}
-	if pauseAt > 0 && n == pauseAt {
-		_ = os.WriteFile(filepath.Join(root, PausedFile), []byte(strconv.FormatInt(pauseAt, 10)+"\n"), 0o644)
-		select {}
-	}
-	if holdAt > 0 && n == holdAt {
-		stop := make(chan os.Signal, 1)
-		signal.Notify(stop, syscall.SIGTERM)
-		defer signal.Stop(stop)
-		_ = os.WriteFile(filepath.Join(root, PausedFile), []byte(strconv.FormatInt(holdAt, 10)+"\n"), 0o644)
-		<-stop
-		now := float64(time.Now().UnixNano()) / 1e9
-		_ = os.WriteFile(filepath.Join(root, FiredFile), []byte(fmt.Sprintf("held %d released TERM %.6f\n", holdAt, now)), 0o644)
-	}
-}

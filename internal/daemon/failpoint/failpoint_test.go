@@ -1,4 +1,9 @@
+//go:build failpoints
+
 package failpoint
+
+// These test the failpoints themselves, so they build with them only; failpoint_off_test.go
+// tests the build without.
 
 import (
 	"os"

@@ -96,12 +96,13 @@ func TestReportLikeTheAgent(t *testing.T) {
 	if err != nil {
 		t.Errorf("no %s event on node %s", ReasonUpdated, name)
 	}
-	// The watch may deliver the last writes after the event: wait for the Node back at Done
-	// (however loaded the machine), then a moment more for a write that should not come.
+	// The watches may deliver the last writes after the event: wait for the Node back at Done
+	// and the MachineConfigNode's status write (however loaded the machine, each watch on its
+	// own), then a moment more for a write that should not come.
 	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(states) >= 3 && states[len(states)-1] == string(protocol.NodeDone), nil
+		return len(states) >= 3 && states[len(states)-1] == string(protocol.NodeDone) && mcnWrites >= 2, nil
 	})
 	time.Sleep(500 * time.Millisecond)
 	mu.Lock()
