@@ -59,7 +59,7 @@ func Load(opts Options, paths ...string) (*Set, error) {
 	for _, f := range files {
 		l.loadFile(f)
 	}
-	return l.set, l.errs.orNil()
+	return l.set, l.errs.OrNil()
 }
 
 // loader carries one Load's state.
