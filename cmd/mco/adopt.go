@@ -56,7 +56,7 @@ already started goes on. A node mco manages already is refused: it has nothing t
 // adoptNodes approves (or withdraws) every named node, or none: each is checked before any is
 // written, so a refused name leaves the others as they were.
 func adoptNodes(ctx context.Context, cmd *cobra.Command, c client.Client, names []string, undo bool) error {
-	pools, _, err := fetch(ctx, c)
+	pools, _, err := statusview.ReadPoolsAndNodes(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func adoptNodes(ctx context.Context, cmd *cobra.Command, c client.Client, names 
 }
 
 func adoptPool(ctx context.Context, cmd *cobra.Command, c client.Client, name string, undo bool) error {
-	pools, nodes, err := fetch(ctx, c)
+	pools, nodes, err := statusview.ReadPoolsAndNodes(ctx, c)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/manifest"
+	"github.com/mco-dev/mco/internal/problems"
 	"github.com/mco-dev/mco/internal/render"
 	"github.com/mco-dev/mco/internal/version"
 )
@@ -88,10 +89,10 @@ func runRender(cmd *cobra.Command, f renderFlags, paths []string) error {
 		return fmt.Errorf("--spec-version applies to --ignition output only")
 	}
 
-	var found problems
+	var found problems.List
 	set, err := manifest.Load(manifest.Options{FCOSRole: f.pool}, paths...)
-	found.addLoad(err)
-	if err := found.report(cmd, "bad input"); err != nil {
+	found.AddLoad(err)
+	if err := found.Report(cmd.ErrOrStderr(), "bad input"); err != nil {
 		return err
 	}
 	pool, err := poolFor(set, f.pool)
@@ -103,11 +104,11 @@ func runRender(cmd *cobra.Command, f renderFlags, paths []string) error {
 		ControllerVersion: version.Commit,
 	})
 	if err != nil {
-		found.add(located(set, pool, err)...)
-		return found.report(cmd, "cannot render pool "+pool.Name)
+		found.Add(problems.Located(set, pool, err)...)
+		return found.Report(cmd.ErrOrStderr(), "cannot render pool "+pool.Name)
 	}
-	var warned warnings
-	warned.print(cmd.ErrOrStderr(), set, res.Warnings)
+	var warned problems.Warnings
+	warned.Print(cmd.ErrOrStderr(), set, res.Warnings)
 
 	var out []byte
 	if f.ignitionOnly {
