@@ -148,7 +148,7 @@ func parseSpecVersion(s string) (semver.Version, error) {
 func ignitionOutput(cfg ignition.Config, target semver.Version, format string) ([]byte, error) {
 	raw, err := ignition.Convert(cfg, target)
 	if err != nil {
-		if v, ok := oldestServable(cfg, target); ok {
+		if v, ok := ignition.OldestServableAfter(cfg, target); ok {
 			return nil, fmt.Errorf("%w (use --spec-version %s or newer)", err, v)
 		}
 		return nil, err
@@ -162,18 +162,6 @@ func ignitionOutput(cfg ignition.Config, target semver.Version, format string) (
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes(), nil
-}
-
-// oldestServable is the oldest spec newer than target that can express cfg, for the hint.
-func oldestServable(cfg ignition.Config, target semver.Version) (semver.Version, bool) {
-	for _, v := range slices.Backward(ignition.ServableVersions) {
-		if target.LessThan(v) {
-			if _, err := ignition.Convert(cfg, v); err == nil {
-				return v, true
-			}
-		}
-	}
-	return semver.Version{}, false
 }
 
 func objectOutput(obj any, format string) ([]byte, error) {
