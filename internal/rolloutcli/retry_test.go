@@ -1,6 +1,4 @@
-//go:build !nodeagent && !mcoserver
-
-package main
+package rolloutcli
 
 import (
 	"strings"
