@@ -3,22 +3,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/daemon"
-	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/bootguard"
 )
 
@@ -44,10 +37,10 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 				return err
 			}
 			reg := prometheus.NewRegistry()
-			if metricsServed(metricsAddr) { // else nobody reads them: no kubelet health checks either
+			if daemon.MetricsServed(metricsAddr) { // else nobody reads them: no kubelet health checks either
 				opts.Metrics = reg
 			}
-			serveMetrics(metricsAddr, reg, cmd.ErrOrStderr())
+			daemon.ServeMetrics(metricsAddr, reg, cmd.ErrOrStderr())
 			return daemon.Run(signalContext(), cfg, opts)
 		},
 	}
@@ -108,66 +101,25 @@ agent rewrites the node's desired config in full (and reboots) at its next retry
 force file yourself does the same, as in OpenShift.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := cmd.OutOrStdout()
 			if abandon {
 				ab, err := daemon.AbandonJournal(root, time.Now())
 				if err != nil {
 					return err
 				}
-				if ab == nil {
-					fmt.Fprintf(out, "nothing to abandon: no update is journaled in %s\n", root)
-					return nil
-				}
-				fmt.Fprintf(out, "abandoned the update from %q to %q without rolling it back; its journal and backups are in %s\n"+
-					"created %s: the agent rewrites the desired config in full and reboots at its next retry\n",
-					ab.From, ab.To, filepath.Join(root, ab.SavedTo), filepath.Join(root, daemon.ForceFilePath))
+				fmt.Fprintln(cmd.OutOrStdout(), daemon.AbandonReport(ab, root))
 				return nil
 			}
 			rec, err := daemon.RecoverRoot(cmd.Context(), root)
 			if err != nil {
 				return err
 			}
-			switch rec.Outcome {
-			case apply.RolledBack:
-				fmt.Fprintf(out, "rolled back the update from %q to %q: the node root %s is in %q again\n", rec.From, rec.To, root, rec.From)
-			case apply.Completed:
-				fmt.Fprintf(out, "the update from %q to %q had committed; dropped its journal: the node root %s is in %q\n", rec.From, rec.To, root, rec.To)
-			default:
-				fmt.Fprintf(out, "nothing to recover: no update is journaled in %s\n", root)
-			}
+			fmt.Fprintln(cmd.OutOrStdout(), daemon.RecoveryReport(rec, root))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", "/", "where the node's root file system is mounted")
 	cmd.Flags().BoolVar(&abandon, "abandon", false, "give the rollback up: keep and drop the journal, create the force file")
 	return cmd
-}
-
-// metricsServed: an empty address or "0" turns the metrics endpoint off.
-func metricsServed(addr string) bool { return addr != "" && addr != "0" }
-
-// serveMetrics serves reg's metrics on addr in the background and says whether it does. The
-// node's OS matters more than the agent's metrics: an address taken on the host (another agent
-// in a shared network namespace, a stale process) must not keep the agent from managing the
-// node, so a failure to listen is said loudly on warn, once, and the agent goes on.
-func serveMetrics(addr string, reg *prometheus.Registry, warn io.Writer) (served bool) {
-	if !metricsServed(addr) {
-		return false
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		fmt.Fprintf(warn, "warning: metrics are not served: %v (the agent goes on without them)\n", err)
-		return false
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintln(warn, "metrics server:", err)
-		}
-	}()
-	return true
 }
 
 func newDaemonFirstBootCommand() *cobra.Command {

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
-	"github.com/mco-dev/mco/internal/changeplan"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 )
@@ -88,11 +87,4 @@ func TestHold(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
 	})
-}
-
-// mco plan flags a held node as it flags a node mid-update (its note says why).
-func TestPlanFlagsHeld(t *testing.T) {
-	if got := nodeList([]changeplan.Node{{Name: "a", Held: true}, {Name: "b"}, {Name: "c", Moving: true}}); got != "a*,b,c*" {
-		t.Errorf("nodeList = %q, want a*,b,c*", got)
-	}
 }

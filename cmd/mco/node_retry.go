@@ -3,16 +3,12 @@
 package main
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
-	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/rolloutcli"
 	"github.com/mco-dev/mco/internal/scheme"
 )
 
@@ -43,40 +39,9 @@ failure it should release counts for nothing.`,
 			if err != nil {
 				return err
 			}
-			node := &corev1.Node{}
-			if err := c.Get(cmd.Context(), client.ObjectKey{Name: name}, node); err != nil {
-				return fmt.Errorf("node/%s: %w", name, err)
-			}
-			now := time.Now().UTC().Format(time.RFC3339)
-			if err := retryRefusal(node); err != nil {
-				return err
-			}
-			before := node.DeepCopy()
-			if node.Annotations == nil {
-				node.Annotations = map[string]string{}
-			}
-			node.Annotations[rolloutv1.RetryAnnotation] = now
-			if err := c.Patch(cmd.Context(), node, client.MergeFrom(before)); err != nil {
-				return fmt.Errorf("setting %s on node/%s: %w", rolloutv1.RetryAnnotation, name, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "node/%s: retry requested at %s; its agent applies %s again\n",
-				name, now, node.Annotations[protocol.DesiredConfigAnnotation])
-			return nil
+			return rolloutcli.Retry(cmd.Context(), cmd.OutOrStdout(), c, name, time.Now())
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	return cmd
-}
-
-// retryRefusal says why node has nothing to retry: its agent does not report a failed boot.
-func retryRefusal(node *corev1.Node) error {
-	reason := node.Annotations[protocol.ReasonAnnotation]
-	if strings.HasPrefix(reason, "NodeBootFailed:") {
-		return nil
-	}
-	state := node.Annotations[protocol.StateAnnotation]
-	if state == "" {
-		state = "none"
-	}
-	return fmt.Errorf("node/%s is not held back by a failed boot (state %s, reason %q): nothing to retry", node.Name, state, reason)
 }

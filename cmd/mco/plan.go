@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -19,6 +17,8 @@ import (
 	"github.com/mco-dev/mco/internal/changeplan"
 	"github.com/mco-dev/mco/internal/daemon/plan"
 	"github.com/mco-dev/mco/internal/manifest"
+	"github.com/mco-dev/mco/internal/planview"
+	"github.com/mco-dev/mco/internal/problems"
 	"github.com/mco-dev/mco/internal/render"
 	"github.com/mco-dev/mco/internal/version"
 )
@@ -123,10 +123,10 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 	if err != nil {
 		return err
 	}
-	var found problems
+	var found problems.List
 	set, err := manifest.Load(manifest.Options{FCOSRole: f.pool}, f.files...)
-	found.addLoad(err)
-	if err := found.report(cmd, "bad input"); err != nil {
+	found.AddLoad(err)
+	if err := found.Report(cmd.ErrOrStderr(), "bad input"); err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	pool, err := poolFor(set, f.pool)
@@ -141,33 +141,31 @@ func runPlan(cmd *cobra.Command, f planFlags) error {
 		},
 	})
 	if err != nil {
-		found.add(located(set, pool, err)...)
-		return &exitError{code: 2, err: found.report(cmd, "cannot render pool "+pool.Name)}
+		found.Add(problems.Located(set, pool, err)...)
+		return &exitError{code: 2, err: found.Report(cmd.ErrOrStderr(), "cannot render pool "+pool.Name)}
 	}
-	var warned warnings
-	warned.print(cmd.ErrOrStderr(), set, p.Warnings)
-	out := cmd.OutOrStdout()
-	if f.output == "json" {
-		js, err := json.MarshalIndent(p, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(out, "%s\n", js)
-		if err != nil {
-			return err
-		}
-	} else if err := printPlan(out, p); err != nil {
+	var warned problems.Warnings
+	warned.Print(cmd.ErrOrStderr(), set, p.Warnings)
+	if err := writeOutput(cmd.OutOrStdout(), f.output, p, func(w io.Writer) error { return planview.WritePlan(w, p) }); err != nil {
 		return err
 	}
-	switch {
-	case len(p.Unreconcilable) > 0:
-		return &exitError{code: 2, err: fmt.Errorf("pool %s: the controller would refuse this change: %s", p.Pool, strings.Join(p.Unreconcilable, "; "))}
-	case len(p.Refused) > 0:
-		return &exitError{code: 2, err: fmt.Errorf("pool %s: nodes would refuse this change: %s", p.Pool, strings.Join(p.Refused, "; "))}
-	case p.Disrupts():
-		return &exitError{code: 1, err: fmt.Errorf("pool %s: nodes would be %s", p.Pool, map[bool]string{true: "drained and rebooted", false: "drained"}[p.Reboot])}
+	if code := p.ExitCode(); code != 0 {
+		return &exitError{code: code, err: errors.New(p.Why())}
 	}
 	return nil
+}
+
+// writeOutput writes v as indented JSON for -o json, else as text writes it.
+func writeOutput(w io.Writer, format string, v any, text func(io.Writer) error) error {
+	if format != "json" {
+		return text(w)
+	}
+	js, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", js)
+	return err
 }
 
 // loadCurrent reads the one rendered MachineConfig in path.
@@ -199,87 +197,4 @@ func loadPolicies(path string) (plan.Policies, error) {
 		return plan.Policies{}, fmt.Errorf("--policy %s: kind %q, want MachineConfiguration", path, mc.Kind)
 	}
 	return plan.PoliciesOf(&mc), nil
-}
-
-// printPlan writes the plan for people: a table of the verdict, then causes and diffs.
-func printPlan(w io.Writer, p *changeplan.Plan) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "POOL\tCURRENT\tRENDERED\tDISRUPTION\n")
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Pool, p.Current, p.Rendered, p.Disruption)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\n%s\n", p.Summary)
-	return printPlanDetails(w, p)
-}
-
-// printPlanDetails writes what follows a plan's verdict: causes, kernel arguments, fields and diffs.
-func printPlanDetails(w io.Writer, p *changeplan.Plan) error {
-	if len(p.Causes) > 0 {
-		fmt.Fprintln(w, "\nWhy:")
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  CHANGE\tACTIONS\tRULE\n")
-		for _, c := range p.Causes {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Change, strings.Join(c.Actions, ", "), c.Rule)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	if k := p.KernelArguments; k != nil {
-		fmt.Fprintln(w, "\nKernel arguments:")
-		for _, a := range k.Added {
-			fmt.Fprintf(w, "  + %s\n", a)
-		}
-		for _, a := range k.Removed {
-			fmt.Fprintf(w, "  - %s\n", a)
-		}
-	}
-	for _, fc := range p.Fields {
-		fmt.Fprintf(w, "\n%s: %q → %q\n", fc.Field, fc.Old, fc.New)
-	}
-	if p.SSHKeysChanged {
-		fmt.Fprintln(w, "\nSSH keys of the core user change.")
-	}
-	if p.PasswordChanged {
-		fmt.Fprintln(w, "\nThe core user's password changes.")
-	}
-	if p.UsersChanged {
-		fmt.Fprintln(w, "\nThe config's users change (not core's SSH keys or password).")
-	}
-	for _, group := range []struct {
-		title   string
-		changes []changeplan.Change
-	}{{"Unit", p.Units}, {"File", p.Files}} {
-		for _, c := range group.changes {
-			fmt.Fprintf(w, "\n%s %s (%s)", group.title, c.Name, c.Kind)
-			if c.Hashed != "" {
-				fmt.Fprintf(w, ", contents hashed (%s): sha256 %s → %s", c.Hashed, orNone(c.OldSHA256), orNone(c.NewSHA256))
-			}
-			if c.Unreadable != "" {
-				fmt.Fprintf(w, ", unreadable: %s", c.Unreadable)
-			}
-			fmt.Fprintf(w, "\n%s", c.Diff)
-		}
-	}
-	if len(p.Unreconcilable) > 0 {
-		fmt.Fprintln(w, "\nUnreconcilable (the controller refuses to render this over the current config):")
-		for _, u := range p.Unreconcilable {
-			fmt.Fprintf(w, "  %s\n", u)
-		}
-	}
-	if len(p.Refused) > 0 {
-		fmt.Fprintln(w, "\nRefused (the agent refuses the update before any drain or write):")
-		for _, r := range p.Refused {
-			fmt.Fprintf(w, "  %s\n", r)
-		}
-	}
-	return nil
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
 }

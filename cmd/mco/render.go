@@ -17,6 +17,7 @@ import (
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/ignition"
 	"github.com/mco-dev/mco/internal/manifest"
+	"github.com/mco-dev/mco/internal/problems"
 	"github.com/mco-dev/mco/internal/render"
 	"github.com/mco-dev/mco/internal/version"
 )
@@ -88,10 +89,10 @@ func runRender(cmd *cobra.Command, f renderFlags, paths []string) error {
 		return fmt.Errorf("--spec-version applies to --ignition output only")
 	}
 
-	var found problems
+	var found problems.List
 	set, err := manifest.Load(manifest.Options{FCOSRole: f.pool}, paths...)
-	found.addLoad(err)
-	if err := found.report(cmd, "bad input"); err != nil {
+	found.AddLoad(err)
+	if err := found.Report(cmd.ErrOrStderr(), "bad input"); err != nil {
 		return err
 	}
 	pool, err := poolFor(set, f.pool)
@@ -103,11 +104,11 @@ func runRender(cmd *cobra.Command, f renderFlags, paths []string) error {
 		ControllerVersion: version.Commit,
 	})
 	if err != nil {
-		found.add(located(set, pool, err)...)
-		return found.report(cmd, "cannot render pool "+pool.Name)
+		found.Add(problems.Located(set, pool, err)...)
+		return found.Report(cmd.ErrOrStderr(), "cannot render pool "+pool.Name)
 	}
-	var warned warnings
-	warned.print(cmd.ErrOrStderr(), set, res.Warnings)
+	var warned problems.Warnings
+	warned.Print(cmd.ErrOrStderr(), set, res.Warnings)
 
 	var out []byte
 	if f.ignitionOnly {
@@ -147,7 +148,7 @@ func parseSpecVersion(s string) (semver.Version, error) {
 func ignitionOutput(cfg ignition.Config, target semver.Version, format string) ([]byte, error) {
 	raw, err := ignition.Convert(cfg, target)
 	if err != nil {
-		if v, ok := oldestServable(cfg, target); ok {
+		if v, ok := ignition.OldestServableAfter(cfg, target); ok {
 			return nil, fmt.Errorf("%w (use --spec-version %s or newer)", err, v)
 		}
 		return nil, err
@@ -161,18 +162,6 @@ func ignitionOutput(cfg ignition.Config, target semver.Version, format string) (
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes(), nil
-}
-
-// oldestServable is the oldest spec newer than target that can express cfg, for the hint.
-func oldestServable(cfg ignition.Config, target semver.Version) (semver.Version, bool) {
-	for _, v := range slices.Backward(ignition.ServableVersions) {
-		if target.LessThan(v) {
-			if _, err := ignition.Convert(cfg, v); err == nil {
-				return v, true
-			}
-		}
-	}
-	return semver.Version{}, false
 }
 
 func objectOutput(obj any, format string) ([]byte, error) {

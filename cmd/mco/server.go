@@ -3,46 +3,18 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/types"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/mco-dev/mco/internal/clientconfig"
-	"github.com/mco-dev/mco/internal/render"
 	"github.com/mco-dev/mco/internal/server"
 )
 
-type serverFlags struct {
-	kubeconfig, bootstrapDir, bootstrapKubeconfig, fromDir string
-	namespace, apiServerURL, bootstrapTokenSecret          string
-	tokensFile                                             string
-	allowUnauthenticated                                   bool
-	pullSecret, pullSecretFile                             string
-	tokenOverlap                                           time.Duration
-	kubeletCAFile, osImageURL, extensionsImage             string
-	bindAddress                                            string
-	securePort, insecurePort                               int
-	certFile, keyFile, metricsAddress                      string
-	logFormat, memoryLimit                                 string
-	rateLimit                                              float64
-	rateLimitBurst, maxConnections, maxHeaderBytes         int
-}
-
 func newServerCommand() *cobra.Command {
-	var f serverFlags
+	var s server.Settings
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve each pool's rendered config as Ignition to new machines",
@@ -78,124 +50,38 @@ over it the answer is 503 with Retry-After, which Ignition retries. Connections 
 (--max-connections) and request header size (--max-header-bytes) are capped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServer(cmd.Context(), f)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return s.Serve(ctx)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "cluster mode: kubeconfig file (default $KUBECONFIG, else in-cluster, else ~/.kube/config)")
-	fl.StringVar(&f.bootstrapDir, "bootstrap-dir", "", "bootstrap mode: serve from this OpenShift bootstrap directory")
-	fl.StringVar(&f.bootstrapKubeconfig, "bootstrap-kubeconfig", "", "bootstrap and from-dir modes: file served as /etc/kubernetes/kubeconfig (optional)")
-	fl.StringVar(&f.fromDir, "from-dir", "", "from-dir mode: render and serve the MachineConfig and MachineConfigPool manifests in this directory")
-	fl.StringVar(&f.namespace, "namespace", "openshift-machine-config-operator", "cluster mode: namespace of the token Secrets, the bootstrap token Secret and the kubeconfig-data ConfigMap")
-	fl.StringVar(&f.apiServerURL, "apiserver-url", "", "cluster mode: API server URL written into served kubeconfigs (default: the URL this server uses)")
-	fl.StringVar(&f.bootstrapTokenSecret, "bootstrap-token-secret", server.DefaultBootstrapTokenSecret, "cluster mode: Secret in --namespace with the kubelet bootstrap token (keys token, ca.crt)")
-	fl.StringVar(&f.tokensFile, "tokens-file", "", "bootstrap and from-dir modes: YAML map of pool to {token, previousToken, previousTokenExpires}; pools not listed are refused unless --allow-unauthenticated")
-	fl.BoolVar(&f.allowUnauthenticated, "allow-unauthenticated", false, "serve pools that have no token configured without one: serves configs, including the bootstrap kubeconfig they embed, to anyone who can reach the port")
-	fl.StringVar(&f.pullSecret, "pull-secret", server.DefaultPullSecret, "cluster mode: <namespace>/<name> of the Secret whose .dockerconfigjson is served as /var/lib/kubelet/config.json (empty disables; without the Secret none is served)")
-	fl.StringVar(&f.pullSecretFile, "pull-secret-file", "", "bootstrap and from-dir modes: file (a .dockerconfigjson) served as /var/lib/kubelet/config.json (optional)")
-	fl.DurationVar(&f.tokenOverlap, "token-overlap", time.Hour, "how long a previous token without an explicit expiry stays valid after the server first sees it")
-	fl.StringVar(&f.kubeletCAFile, "kubelet-ca-file", "", "from-dir mode: file served as /etc/kubernetes/kubelet-ca.crt (optional)")
-	fl.StringVar(&f.osImageURL, "os-image-url", "", "from-dir mode: OS image for pools whose MachineConfigs set none")
-	fl.StringVar(&f.extensionsImage, "base-os-extensions-image", "", "from-dir mode: extensions image for pools whose MachineConfigs set none")
-	fl.StringVar(&f.bindAddress, "bind-address", "0.0.0.0", "address to listen on")
-	fl.IntVar(&f.securePort, "secure-port", 22623, "HTTPS port (0 disables)")
-	fl.IntVar(&f.insecurePort, "insecure-port", 22624, "plain HTTP port (0 disables)")
-	fl.StringVar(&f.certFile, "tls-cert-file", "", "serving certificate (PEM); reloaded when it changes")
-	fl.StringVar(&f.keyFile, "tls-private-key-file", "", "serving private key (PEM); reloaded when it changes")
-	fl.StringVar(&f.metricsAddress, "metrics-bind-address", "127.0.0.1:22625", "host:port for Prometheus /metrics (empty disables)")
-	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
-	fl.Float64Var(&f.rateLimit, "rate-limit", server.DefaultRateLimitPerSecond, "requests/s one client address may make to /config/ (sustained; 0 disables); over it, 503 with Retry-After, which Ignition retries. Behind a load balancer that hides client addresses, raise it")
-	fl.IntVar(&f.rateLimitBurst, "rate-limit-burst", server.DefaultRateLimitBurst, "requests one client address may make to /config/ at once before --rate-limit applies")
-	fl.IntVar(&f.maxConnections, "max-connections", server.DefaultMaxConnections, "open connections per listener (HTTPS and HTTP each); more wait in the accept queue")
-	fl.IntVar(&f.maxHeaderBytes, "max-header-bytes", server.DefaultMaxHeaderBytes, "largest request header accepted; larger gets 431")
-	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft memory limit of the Go runtime (the collector works harder near it; not a hard cap): a quantity such as 64Mi, none, or auto: $GOMEMLIMIT if set; else in the standalone modes 16Mi plus 40Ki per --max-connections (55Mi at 1,000), in cluster mode none (its MachineConfig cache has no fixed size: give the cache plus 40Ki per connection)")
+	fl.StringVar(&s.Kubeconfig, "kubeconfig", "", "cluster mode: kubeconfig file (default $KUBECONFIG, else in-cluster, else ~/.kube/config)")
+	fl.StringVar(&s.BootstrapDir, "bootstrap-dir", "", "bootstrap mode: serve from this OpenShift bootstrap directory")
+	fl.StringVar(&s.BootstrapKubeconfig, "bootstrap-kubeconfig", "", "bootstrap and from-dir modes: file served as /etc/kubernetes/kubeconfig (optional)")
+	fl.StringVar(&s.FromDir, "from-dir", "", "from-dir mode: render and serve the MachineConfig and MachineConfigPool manifests in this directory")
+	fl.StringVar(&s.Namespace, "namespace", "openshift-machine-config-operator", "cluster mode: namespace of the token Secrets, the bootstrap token Secret and the kubeconfig-data ConfigMap")
+	fl.StringVar(&s.APIServerURL, "apiserver-url", "", "cluster mode: API server URL written into served kubeconfigs (default: the URL this server uses)")
+	fl.StringVar(&s.BootstrapTokenSecret, "bootstrap-token-secret", server.DefaultBootstrapTokenSecret, "cluster mode: Secret in --namespace with the kubelet bootstrap token (keys token, ca.crt)")
+	fl.StringVar(&s.TokensFile, "tokens-file", "", "bootstrap and from-dir modes: YAML map of pool to {token, previousToken, previousTokenExpires}; pools not listed are refused unless --allow-unauthenticated")
+	fl.BoolVar(&s.AllowUnauthenticated, "allow-unauthenticated", false, "serve pools that have no token configured without one: serves configs, including the bootstrap kubeconfig they embed, to anyone who can reach the port")
+	fl.StringVar(&s.PullSecret, "pull-secret", server.DefaultPullSecret, "cluster mode: <namespace>/<name> of the Secret whose .dockerconfigjson is served as /var/lib/kubelet/config.json (empty disables; without the Secret none is served)")
+	fl.StringVar(&s.PullSecretFile, "pull-secret-file", "", "bootstrap and from-dir modes: file (a .dockerconfigjson) served as /var/lib/kubelet/config.json (optional)")
+	fl.DurationVar(&s.TokenOverlap, "token-overlap", time.Hour, "how long a previous token without an explicit expiry stays valid after the server first sees it")
+	fl.StringVar(&s.KubeletCAFile, "kubelet-ca-file", "", "from-dir mode: file served as /etc/kubernetes/kubelet-ca.crt (optional)")
+	fl.StringVar(&s.OSImageURL, "os-image-url", "", "from-dir mode: OS image for pools whose MachineConfigs set none")
+	fl.StringVar(&s.ExtensionsImage, "base-os-extensions-image", "", "from-dir mode: extensions image for pools whose MachineConfigs set none")
+	fl.StringVar(&s.BindAddress, "bind-address", "0.0.0.0", "address to listen on")
+	fl.IntVar(&s.SecurePort, "secure-port", 22623, "HTTPS port (0 disables)")
+	fl.IntVar(&s.InsecurePort, "insecure-port", 22624, "plain HTTP port (0 disables)")
+	fl.StringVar(&s.CertFile, "tls-cert-file", "", "serving certificate (PEM); reloaded when it changes")
+	fl.StringVar(&s.KeyFile, "tls-private-key-file", "", "serving private key (PEM); reloaded when it changes")
+	fl.StringVar(&s.MetricsAddress, "metrics-bind-address", "127.0.0.1:22625", "host:port for Prometheus /metrics (empty disables)")
+	fl.StringVar(&s.LogFormat, "log-format", "text", "log format: text or json")
+	fl.Float64Var(&s.RateLimit, "rate-limit", server.DefaultRateLimitPerSecond, "requests/s one client address may make to /config/ (sustained; 0 disables); over it, 503 with Retry-After, which Ignition retries. Behind a load balancer that hides client addresses, raise it")
+	fl.IntVar(&s.RateLimitBurst, "rate-limit-burst", server.DefaultRateLimitBurst, "requests one client address may make to /config/ at once before --rate-limit applies")
+	fl.IntVar(&s.MaxConnections, "max-connections", server.DefaultMaxConnections, "open connections per listener (HTTPS and HTTP each); more wait in the accept queue")
+	fl.IntVar(&s.MaxHeaderBytes, "max-header-bytes", server.DefaultMaxHeaderBytes, "largest request header accepted; larger gets 431")
+	fl.StringVar(&s.MemoryLimit, "memory-limit", "auto", "soft memory limit of the Go runtime (the collector works harder near it; not a hard cap): a quantity such as 64Mi, none, or auto: $GOMEMLIMIT if set; else in the standalone modes 16Mi plus 40Ki per --max-connections (55Mi at 1,000), in cluster mode none (its MachineConfig cache has no fixed size: give the cache plus 40Ki per connection)")
 	return cmd
-}
-
-func runServer(ctx context.Context, f serverFlags) error {
-	log, err := newLogger(f.logFormat)
-	if err != nil {
-		return err
-	}
-	// controller-runtime (informers, certificate watcher) logs through its own global logger.
-	ctrllog.SetLogger(logr.FromSlogHandler(log.Handler()))
-	source, err := serverSource(f, log)
-	if err != nil {
-		return err
-	}
-	if limit, apply, err := server.MemoryLimit(f.memoryLimit, f.maxConnections, f.bootstrapDir == "" && f.fromDir == ""); err != nil {
-		return err
-	} else if apply {
-		debug.SetMemoryLimit(limit)
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return server.Run(ctx, source, server.Options{
-		Listen: server.ListenOptions{
-			SecureAddress:   portAddress(f.bindAddress, f.securePort),
-			InsecureAddress: portAddress(f.bindAddress, f.insecurePort),
-			CertFile:        f.certFile,
-			KeyFile:         f.keyFile,
-			MetricsAddress:  f.metricsAddress,
-			MaxConnections:  f.maxConnections,
-			MaxHeaderBytes:  f.maxHeaderBytes,
-		},
-		RateLimit:            server.RateLimit{PerSecond: f.rateLimit, Burst: f.rateLimitBurst},
-		TokenOverlap:         f.tokenOverlap,
-		AllowUnauthenticated: f.allowUnauthenticated,
-		Log:                  log,
-	})
-}
-
-func serverSource(f serverFlags, log *slog.Logger) (server.Source, error) {
-	switch {
-	case f.bootstrapDir != "" && f.fromDir != "":
-		return nil, errors.New("--bootstrap-dir and --from-dir are different modes; give one")
-	case f.bootstrapDir != "":
-		opts := server.BootstrapOptions{Dir: f.bootstrapDir, KubeconfigFile: f.bootstrapKubeconfig, TokensFile: f.tokensFile, PullSecretFile: f.pullSecretFile}
-		return func(ctx context.Context, s *server.Store) error { return server.RunBootstrap(ctx, s, opts, log) }, nil
-	case f.fromDir != "":
-		opts := server.FromDirOptions{
-			Dir: f.fromDir, KubeconfigFile: f.bootstrapKubeconfig, KubeletCAFile: f.kubeletCAFile, TokensFile: f.tokensFile,
-			PullSecretFile: f.pullSecretFile,
-			Defaults:       render.Defaults{OSImageURL: f.osImageURL, BaseOSExtensionsContainerImage: f.extensionsImage},
-		}
-		return func(ctx context.Context, s *server.Store) error { return server.RunFromDir(ctx, s, opts, log) }, nil
-	}
-	if f.tokensFile != "" {
-		return nil, errors.New("--tokens-file is for the standalone modes; in cluster mode tokens come from Secrets <pool>-mcs-token")
-	}
-	if f.pullSecretFile != "" {
-		return nil, errors.New("--pull-secret-file is for the standalone modes; in cluster mode the pull secret is the Secret --pull-secret names")
-	}
-	psNamespace, psName, err := server.ParsePullSecretRef(f.pullSecret)
-	if err != nil {
-		return nil, fmt.Errorf("--pull-secret: %w", err)
-	}
-	cfg, err := clientconfig.Load(f.kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	opts := server.ClusterOptions{
-		Namespace: f.namespace, APIServerURL: f.apiServerURL, BootstrapTokenSecret: f.bootstrapTokenSecret,
-		PullSecret: types.NamespacedName{Namespace: psNamespace, Name: psName},
-	}
-	return func(ctx context.Context, s *server.Store) error { return server.RunCluster(ctx, cfg, s, opts, log) }, nil
-}
-
-func portAddress(host string, port int) string {
-	if port == 0 {
-		return ""
-	}
-	return net.JoinHostPort(host, strconv.Itoa(port))
-}
-
-func newLogger(format string) (*slog.Logger, error) {
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, nil)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil
-	}
-	return nil, fmt.Errorf("--log-format: unknown format %q (want text or json)", format)
 }

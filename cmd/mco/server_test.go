@@ -43,27 +43,3 @@ func TestServerAllowUnauthenticatedFlag(t *testing.T) {
 		}
 	}
 }
-
-func TestServerModeFlags(t *testing.T) {
-	tests := []struct {
-		name    string
-		flags   serverFlags
-		wantErr string
-	}{
-		{"two modes", serverFlags{bootstrapDir: "a", fromDir: "b"}, "different modes"},
-		{"tokens file in cluster mode", serverFlags{tokensFile: "t", kubeconfig: "k"}, "--tokens-file"},
-		{"pull secret file in cluster mode", serverFlags{pullSecretFile: "p", kubeconfig: "k"}, "--pull-secret-file"},
-		{"pull secret without namespace", serverFlags{pullSecret: "pull-secret", kubeconfig: "k"}, "<namespace>/<name>"},
-		{"bootstrap with a pull secret file", serverFlags{bootstrapDir: "a", pullSecretFile: "p"}, ""},
-		{"bootstrap", serverFlags{bootstrapDir: "a"}, ""},
-		{"from-dir", serverFlags{fromDir: "a"}, ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := serverSource(tc.flags, nil)
-			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Fatalf("err = %v, want %q", err, tc.wantErr)
-			}
-		})
-	}
-}

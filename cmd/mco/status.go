@@ -3,13 +3,9 @@
 package main
 
 import (
-	"context"
 	"time"
 
-	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/scheme"
 	"github.com/mco-dev/mco/internal/statusview"
@@ -26,11 +22,11 @@ func newStatusCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pools, nodes, err := fetch(cmd.Context(), c)
+			pools, nodes, err := statusview.ReadPoolsAndNodes(cmd.Context(), c)
 			if err != nil {
 				return err
 			}
-			policies, err := fetchPolicies(cmd.Context(), c)
+			policies, _, err := statusview.ReadPolicies(cmd.Context(), c)
 			if err != nil {
 				return err
 			}
@@ -40,16 +36,4 @@ func newStatusCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	return cmd
-}
-
-func fetch(ctx context.Context, c client.Client) ([]mcfgv1.MachineConfigPool, []corev1.Node, error) {
-	var pools mcfgv1.MachineConfigPoolList
-	if err := c.List(ctx, &pools); err != nil {
-		return nil, nil, err
-	}
-	var nodes corev1.NodeList
-	if err := c.List(ctx, &nodes); err != nil {
-		return nil, nil, err
-	}
-	return pools.Items, nodes.Items, nil
 }

@@ -3,16 +3,12 @@
 package main
 
 import (
-	"fmt"
-
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/manifest"
-	"github.com/mco-dev/mco/internal/render"
-	"github.com/mco-dev/mco/internal/version"
+	"github.com/mco-dev/mco/internal/problems"
 )
 
 func newValidateCommand() *cobra.Command {
@@ -51,52 +47,13 @@ code alone. A key given twice in one object (or as two case variants of one fiel
 }
 
 func runValidate(cmd *cobra.Command, poolName string, paths []string) error {
-	var found problems
+	var found problems.List
 	set, err := manifest.Load(manifest.Options{FCOSRole: poolName}, paths...)
-	found.addLoad(err)
-
-	// One cache for the run: each MachineConfig is parsed here and then selected by any number
-	// of pool renders, which reuse this parse.
-	parses := render.NewParseCache(len(set.MachineConfigs) + 1)
-	// Pools are rendered from the MachineConfigs that pass on their own, so problems that only
-	// show when configs merge are found too instead of hiding behind the first bad config.
-	var valid []*mcfgv1.MachineConfig
-	var warned warnings
-	for _, mc := range set.MachineConfigs {
-		_, ws, err := parses.ParseWithWarnings(mc)
-		warned.print(cmd.ErrOrStderr(), set, ws)
-		if err != nil {
-			found.add(located(set, nil, err)...)
-			continue
-		}
-		valid = append(valid, mc)
-	}
-	var renderable []*mcfgv1.MachineConfigPool
-	for _, pool := range set.Pools {
-		src, _ := set.PoolSource(pool.Name)
-		errs, selectorOK := poolProblems(src, pool)
-		found.add(errs...)
-		// Rendering needs only the MachineConfig selector; a bad nodeSelector must not hide
-		// merge-time problems.
-		if selectorOK {
-			renderable = append(renderable, pool)
-		}
-	}
+	found.AddLoad(err)
 	extra, err := poolsToAdd(set, poolName)
-	if err != nil {
-		found.add(err)
-	}
-	for _, pool := range append(renderable, extra...) {
-		selected, err := render.Select(pool, valid)
-		if err != nil || len(selected) == 0 {
-			continue // selector problems are reported above; an empty selection is fine offline
-		}
-		_, err = render.Render(pool, valid, render.Options{ControllerVersion: version.Commit, Parse: parses.ParseWithWarnings})
-		if err != nil {
-			found.add(located(set, pool, err)...)
-		}
-	}
-	return found.report(cmd, "validation failed")
+	found.Add(err)
+	found.Check(cmd.ErrOrStderr(), set, extra)
+	return found.Report(cmd.ErrOrStderr(), "validation failed")
 }
 
 // poolsToAdd are the pools rendered besides those in the manifests: --pool when PATH does not
@@ -124,30 +81,4 @@ func poolsToAdd(set *manifest.Set, name string) ([]*mcfgv1.MachineConfigPool, er
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-// poolProblems checks a pool's selectors the way the controllers read them: a missing or empty
-// selector matches nothing (OpenShift refuses to render or update such a pool).
-// selectorOK says whether the machineConfigSelector, all a render needs, is usable.
-func poolProblems(src manifest.Source, pool *mcfgv1.MachineConfigPool) (errs []error, selectorOK bool) {
-	selectorOK = true
-	for _, s := range []struct {
-		field, what string
-		sel         *metav1.LabelSelector
-	}{
-		{"spec.machineConfigSelector", "MachineConfigs", pool.Spec.MachineConfigSelector},
-		{"spec.nodeSelector", "nodes", pool.Spec.NodeSelector},
-	} {
-		var err error
-		if s.sel == nil || (len(s.sel.MatchLabels) == 0 && len(s.sel.MatchExpressions) == 0) {
-			err = src.FieldError(s.field, fmt.Sprintf("missing or empty: the pool would select no %s", s.what))
-		} else if _, parseErr := metav1.LabelSelectorAsSelector(s.sel); parseErr != nil {
-			err = src.FieldError(s.field, parseErr.Error())
-		}
-		if err != nil {
-			errs = append(errs, err)
-			selectorOK = selectorOK && s.field != "spec.machineConfigSelector"
-		}
-	}
-	return errs, selectorOK
 }

@@ -38,7 +38,7 @@ var Rules = []Rule{
 	{
 		Name:      "controllers, the agent and the server never depend on a command's views",
 		Covers:    []string{"internal/controller", "internal/daemon", "internal/server", "internal/changeplan", "internal/operatorstatus"},
-		Forbidden: []string{"internal/statusview", "internal/explain", "internal/diagnose"},
+		Forbidden: []string{"internal/statusview", "internal/explain", "internal/diagnose", "internal/planview", "internal/rolloutcli", "internal/problems"},
 	},
 }
 

@@ -75,6 +75,31 @@ func (p *Plan) Disrupts() bool { return p.Drain || p.Reboot }
 // the agent.
 func (p *Plan) Refusals() []string { return slices.Concat(p.Unreconcilable, p.Refused) }
 
+// ExitCode is what `mco plan --offline` exits with: 2 when the change is unreconcilable or
+// refused by the agent, 1 when a node would be drained or rebooted, 0 otherwise.
+func (p *Plan) ExitCode() int {
+	switch {
+	case len(p.Refusals()) > 0:
+		return 2
+	case p.Disrupts():
+		return 1
+	}
+	return 0
+}
+
+// Why says in one line what made ExitCode non-zero.
+func (p *Plan) Why() string {
+	switch {
+	case len(p.Unreconcilable) > 0:
+		return fmt.Sprintf("pool %s: the controller would refuse this change: %s", p.Pool, strings.Join(p.Unreconcilable, "; "))
+	case len(p.Refused) > 0:
+		return fmt.Sprintf("pool %s: nodes would refuse this change: %s", p.Pool, strings.Join(p.Refused, "; "))
+	case p.Disrupts():
+		return fmt.Sprintf("pool %s: nodes would be %s", p.Pool, map[bool]string{true: "drained and rebooted", false: "drained"}[p.Reboot])
+	}
+	return ""
+}
+
 // Cause is plan.Cause with its actions as words.
 type Cause struct {
 	Change  string   `json:"change"`

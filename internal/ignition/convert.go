@@ -75,6 +75,19 @@ func Convert(cfg Config, target semver.Version) ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// OldestServableAfter is the oldest servable spec newer than target that can express cfg: the
+// one to suggest when converting cfg down to target failed.
+func OldestServableAfter(cfg Config, target semver.Version) (semver.Version, bool) {
+	for _, v := range slices.Backward(ServableVersions) {
+		if target.LessThan(v) {
+			if _, err := Convert(cfg, v); err == nil {
+				return v, true
+			}
+		}
+	}
+	return semver.Version{}, false
+}
+
 // The chain mirrors the converters that exist: 3.5→3.4→3.3→3.2, then 3.2→3.1 or 3.2→2.2.
 func convert(cfg Config, target semver.Version) (any, error) {
 	if target == V3_5 {

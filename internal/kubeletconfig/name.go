@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mco-dev/mco/internal/generatedmc"
 	"github.com/mco-dev/mco/internal/protocol"
@@ -12,6 +13,12 @@ import (
 // names: 99-<pool>-generated-kubelet, then -1 to -9.
 const names = generatedmc.KubeletNames
 
+// kind is how KubeletConfigs pick their pools and names.
+var kind = generatedmc.Kind[mcfgv1.KubeletConfig, *mcfgv1.KubeletConfig]{
+	Names:        names,
+	PoolSelector: func(kc *mcfgv1.KubeletConfig) *metav1.LabelSelector { return kc.Spec.MachineConfigPoolSelector },
+}
+
 // GeneratedName is the MachineConfig name for suffix ("" or a number) on pool.
 func GeneratedName(pool, suffix string) string { return names.Of(pool, suffix) }
 
@@ -19,13 +26,7 @@ func GeneratedName(pool, suffix string) string { return names.Of(pool, suffix) }
 // generatedmc.Names.Pick). all is every KubeletConfig, with or without kc (a cache may not have
 // it yet); mcExists says whether a MachineConfig of that name exists.
 func ManagedName(pool *mcfgv1.MachineConfigPool, kc *mcfgv1.KubeletConfig, all []mcfgv1.KubeletConfig, mcExists func(string) bool) (string, error) {
-	var others []generatedmc.Claimant
-	for i := range all {
-		if other := &all[i]; other.Name != kc.Name && generatedmc.Selects(other.Spec.MachineConfigPoolSelector, pool) {
-			others = append(others, generatedmc.ClaimantOf(other))
-		}
-	}
-	name, err := names.Pick(pool.Name, generatedmc.ClaimantOf(kc), others, mcExists)
+	name, err := kind.ManagedName(pool, kc, all, mcExists)
 	var bad *generatedmc.BadSuffixError
 	switch {
 	case errors.As(err, &bad):
@@ -41,14 +42,13 @@ func ManagedName(pool *mcfgv1.MachineConfigPool, kc *mcfgv1.KubeletConfig, all [
 // PoolsFor returns the pools kc applies to. None is an error: a KubeletConfig that changes
 // nothing is a mistake the admin should see in its status.
 func PoolsFor(kc *mcfgv1.KubeletConfig, pools []mcfgv1.MachineConfigPool) ([]*mcfgv1.MachineConfigPool, error) {
-	sel, err := generatedmc.PoolSelector(kc.Spec.MachineConfigPoolSelector)
+	out, empty, err := kind.PoolsFor(kc, pools)
 	if err != nil {
 		return nil, fieldError(kc.Name, "spec.machineConfigPoolSelector", "%v", err)
 	}
-	out := generatedmc.SelectedPools(sel, pools)
 	if len(out) == 0 {
 		reason := "matches no MachineConfigPool"
-		if sel == nil {
+		if empty {
 			reason = "is empty, so it selects no MachineConfigPool"
 		}
 		return nil, fieldError(kc.Name, "spec.machineConfigPoolSelector", "%s", reason)

@@ -88,7 +88,7 @@ func butaneErrors(src Source, rpt report.Report, err error) Errors {
 		case butanecommon.ErrUnknownVersion:
 			e.Field = "version"
 		case butanecommon.ErrUnmarshal:
-			e = e.withYAMLLine(src.doc)
+			e = withYAMLLine(e, src.doc)
 		}
 		errs = append(errs, e)
 	}

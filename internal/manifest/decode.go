@@ -53,7 +53,7 @@ func (l *loader) decodeDocument(src Source, kind fileKind) (decoded, Errors) {
 			return decoded{}, errs
 		}
 		e := &Error{File: src.File, Document: src.Document, Reason: "invalid YAML: " + err.Error()}
-		return decoded{}, Errors{e.withYAMLLine(src.doc)}
+		return decoded{}, Errors{withYAMLLine(e, src.doc)}
 	}
 	js = bytes.TrimSpace(js)
 	if string(js) == "null" {

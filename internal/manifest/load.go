@@ -83,7 +83,7 @@ func Load(opts Options, paths ...string) (*Set, error) {
 			l.add(doc.decoded)
 		}
 	}
-	return l.set, l.errs.orNil()
+	return l.set, l.errs.OrNil()
 }
 
 // fileContents is one file read and decoded: the errors of reading and splitting it, then

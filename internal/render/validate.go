@@ -55,7 +55,7 @@ func validateParsed(mc *mcfgv1.MachineConfig, cfg ignition.Config, err error) (i
 	}
 	errs := validateIgnition(mc.Name, cfg)
 	errs = append(errs, validateSpecFields(mc.Name, mc.Spec)...)
-	return cfg, errs.orNil()
+	return cfg, errs.OrNil()
 }
 
 func validateSpecFields(mc string, spec mcfgv1.MachineConfigSpec) Errors {

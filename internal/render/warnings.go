@@ -25,7 +25,7 @@ type Warning struct {
 
 // String reads like Error's: `MachineConfig "x": spec.config.networkd: unknown key ... (line 1 col 33)`.
 func (w Warning) String() string {
-	return (&Error{MachineConfig: w.MachineConfig, Field: w.Field, Reason: w.Reason, Line: w.Line, Column: w.Column}).Error()
+	return (&Error{MachineConfig: w.MachineConfig, Field: w.Field, Reason: w.Reason, Line: int(w.Line), Column: int(w.Column)}).Error()
 }
 
 // configWarnings re-homes Ignition's warnings under spec.config of the named MachineConfig.

@@ -1,6 +1,4 @@
-//go:build !nodeagent && !mcoserver && !mcocontroller
-
-package main
+package rolloutcli
 
 import (
 	"bytes"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -70,9 +67,7 @@ func TestRolloutStatusWaitsForAPendingRender(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		var out bytes.Buffer
-		cmd := &cobra.Command{}
-		cmd.SetOut(&out)
-		err := followRollout(ctx, cmd, c, "worker", 10*time.Millisecond)
+		err := Follow(ctx, &out, c, "worker", 10*time.Millisecond)
 		return out.String(), err
 	}
 
@@ -83,8 +78,8 @@ func TestRolloutStatusWaitsForAPendingRender(t *testing.T) {
 
 	// b was applied after the pool rendered a: it is Updated, but not with b.
 	out, err = follow(append(updatedWorker(t, a), b))
-	var exit *exitError
-	if !errors.As(err, &exit) || exit.code != 2 {
+	var timedOut *TimedOutError
+	if !errors.As(err, &timedOut) {
 		t.Fatalf("want to wait for the render of 60-worker-b until the timeout (exit 2), got %v; output:\n%s", err, out)
 	}
 	if strings.Contains(out, "is updated to") || !strings.Contains(out, "waiting for the render controller to target rendered-worker-") {

@@ -1,6 +1,4 @@
-//go:build !nodeagent && !mcoserver && !mcocontroller
-
-package main
+package rolloutcli
 
 import (
 	"bytes"
@@ -10,7 +8,6 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,11 +34,9 @@ func TestRolloutStatusAsksOnceWherePoliciesAreNotServed(t *testing.T) {
 	}).Build()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	cmd := &cobra.Command{}
-	cmd.SetOut(&bytes.Buffer{})
-	err := followRollout(ctx, cmd, c, "worker", 10*time.Millisecond)
-	var exit *exitError
-	if !errors.As(err, &exit) || exit.code != 2 {
+	err := Follow(ctx, &bytes.Buffer{}, c, "worker", 10*time.Millisecond)
+	var timedOut *TimedOutError
+	if !errors.As(err, &timedOut) {
 		t.Fatalf("want the timeout (exit 2), got %v", err)
 	}
 	if policyLists != 1 {

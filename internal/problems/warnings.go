@@ -1,6 +1,4 @@
-//go:build !nodeagent && !mcoserver && !mcocontroller
-
-package main
+package problems
 
 import (
 	"fmt"
@@ -10,20 +8,21 @@ import (
 	"github.com/mco-dev/mco/internal/render"
 )
 
-// warnings prints what Ignition only warns about in the admin's MachineConfigs (keys it
+// Warnings prints what Ignition only warns about in the admin's MachineConfigs (keys it
 // ignores, keys it reads as a field spelled in another case): they render, so they never change
 // an exit code, but the admin should know that part of a file is not in effect. Each is printed
 // once: validate meets a MachineConfig in its own check and again in every render selecting it.
-type warnings struct {
+type Warnings struct {
 	seen map[string]bool
 }
 
-func (p *warnings) print(w io.Writer, set *manifest.Set, ws []render.Warning) {
+// Print writes each of ws not printed before on w, placed in its file (WarningLine).
+func (p *Warnings) Print(w io.Writer, set *manifest.Set, ws []render.Warning) {
 	if p.seen == nil {
 		p.seen = map[string]bool{}
 	}
 	for _, warning := range ws {
-		line := warningLine(set, warning)
+		line := WarningLine(set, warning)
 		if p.seen[line] {
 			continue
 		}
@@ -32,11 +31,11 @@ func (p *warnings) print(w io.Writer, set *manifest.Set, ws []render.Warning) {
 	}
 }
 
-// warningLine puts a warning at the file and document its MachineConfig came from, with the
+// WarningLine puts a warning at the file and document its MachineConfig came from, with the
 // key's line and column in that file, as errors are: "warning: FILE:DOC: MachineConfig NAME:
 // FIELD (line L col C): REASON". A MachineConfig from no file (or translated from Butane, whose
 // file holds no spec.config) keeps Ignition's position inside spec.config.
-func warningLine(set *manifest.Set, w render.Warning) string {
+func WarningLine(set *manifest.Set, w render.Warning) string {
 	src, ok := set.MachineConfigSource(w.MachineConfig)
 	if !ok || src.FromButane || w.MachineConfig == "" {
 		return "warning: " + w.String()

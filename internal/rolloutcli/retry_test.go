@@ -1,6 +1,4 @@
-//go:build !nodeagent && !mcoserver && !mcocontroller
-
-package main
+package rolloutcli
 
 import (
 	"strings"
