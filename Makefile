@@ -24,7 +24,7 @@ TEST_TAGS := failpoints
 NODE_TAGS := nodeagent
 GO_DIRS := $(wildcard cmd internal test bench hack)
 
-.PHONY: all build install-plugin tools crds test unit demo vet fmt clean help bench-rollout bench-first-drain chaos fuzz image image-lock
+.PHONY: all build install-plugin tools crds test unit demo vet fmt clean help bench-rollout bench-render bench-first-drain chaos fuzz image image-lock
 
 all: build
 
@@ -117,6 +117,9 @@ chaos: build tools image ## chaos suite, long form: MCO_CHAOS_ROUNDS (10) rounds
 
 bench-rollout: build tools ## 1,000-node rebootless rollout through bin/mco controller, agents simulated as real ones write: time, writes per node update by kind, CPU, RSS (~2 min)
 	$(GO) run ./bench/rollout
+
+bench-render: build ## mco render as a whole process on 200 MachineConfigs with 4,000 files: min, median, max wall time and peak RSS over 15 runs
+	$(GO) run ./bench/render
 
 bench-first-drain: build tools ## kubectl apply of 5 MachineConfigs to the first drain request, bin/mco controller and the real agent (root; ~1 min)
 	$(GO) run ./bench/firstdrain

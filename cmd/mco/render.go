@@ -6,13 +6,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 
 	"github.com/coreos/go-semver/semver"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/mco-dev/mco/config/pools"
 	"github.com/mco-dev/mco/internal/ignition"
@@ -89,6 +89,10 @@ func runRender(cmd *cobra.Command, f renderFlags, paths []string) error {
 		return fmt.Errorf("--spec-version applies to --ignition output only")
 	}
 
+	// One pass over everything, then exit: collecting garbage a quarter as often saves a
+	// seventh of the CPU on a large pool (bench/render), for a peak heap a third higher.
+	debug.SetGCPercent(400)
+
 	var found problems.List
 	set, err := manifest.Load(manifest.Options{FCOSRole: f.pool}, paths...)
 	found.AddLoad(err)
@@ -154,7 +158,7 @@ func ignitionOutput(cfg ignition.Config, target semver.Version, format string) (
 		return nil, err
 	}
 	if format == "yaml" {
-		return yaml.JSONToYAML(raw)
+		return manifest.JSONToYAML(raw)
 	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, raw, "", "  "); err != nil {
@@ -169,5 +173,5 @@ func objectOutput(obj any, format string) ([]byte, error) {
 		out, err := json.MarshalIndent(obj, "", "  ")
 		return append(out, '\n'), err
 	}
-	return yaml.Marshal(obj)
+	return manifest.YAML(obj)
 }
