@@ -182,6 +182,8 @@ func (a *Agent) loop(ctx context.Context) error {
 		if err == nil && retryAt.IsZero() {
 			err = a.sync(ctx)
 		}
+		// The one place a step's failure becomes the Node's Degraded or Unreconcilable.
+		err = a.reportFailure(ctx, err)
 		if a.s.status.failed {
 			a.publishStatus(ctx) // a status write owed since a failure, wherever this pass stopped
 		}

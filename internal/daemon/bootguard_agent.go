@@ -18,7 +18,6 @@ import (
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/daemon/bootguard"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
-	"github.com/mco-dev/mco/internal/protocol"
 )
 
 // armBootGuard prepares the node to undo the update from → to by itself if its reboot leaves
@@ -165,7 +164,7 @@ func (a *Agent) bootFailureHolds(node *corev1.Node, desired string, force bool) 
 	return nil, nil
 }
 
-// reportBootFailure is the node held back by a boot the guard reverted.
-func (a *Agent) reportBootFailure(ctx context.Context, failed *bootguard.Failure) error {
-	return a.degrade(ctx, protocol.NodeDegraded, "NodeBootFailed", errors.New(failed.Reason()))
+// nodeBootFailed is the failure of a node held back by a boot the guard reverted.
+func nodeBootFailed(failed *bootguard.Failure) error {
+	return degraded("NodeBootFailed", errors.New(failed.Reason()))
 }

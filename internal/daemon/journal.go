@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -119,7 +118,7 @@ func (a *Agent) resolveJournal(ctx context.Context) (time.Time, error) {
 			"The journal of the update from %q to %q is gone: it was recovered or abandoned outside the agent", s.from, s.to)
 		return timeZero, a.unstuck(ctx)
 	case journalAbandon:
-		return timeZero, a.abandonJournal(ctx)
+		return timeZero, a.abandonJournal()
 	case journalWait:
 		return a.s.stuck.next, a.reportStuck(ctx)
 	}
@@ -173,13 +172,12 @@ func (a *Agent) unstuck(ctx context.Context) error {
 // abandonJournal gives up a stuck rollback for the force file: the journal is kept for
 // inspection and dropped, and the sync that follows sees the force file and rewrites the
 // desired config in full.
-func (a *Agent) abandonJournal(ctx context.Context) error {
+func (a *Agent) abandonJournal() error {
 	saveTo := abandonedJournalPath(time.Now())
 	from, to, ok, err := a.applier.Abandon(saveTo)
 	a.forgetCommitted()
 	if err != nil {
-		err = fmt.Errorf("abandoning the journal for %s: %w", ForceFilePath, err)
-		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "JournalAbandonFailed", err), err)
+		return degradedRetrying("JournalAbandonFailed", fmt.Errorf("abandoning the journal for %s: %w", ForceFilePath, err))
 	}
 	a.s.stuck = nil
 	if ok {

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mco-dev/mco/internal/protocol"
-
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 )
 
@@ -73,7 +71,7 @@ func (a *Agent) rebootOverdue() bool {
 // times per process.
 func (a *Agent) rebootAgain(ctx context.Context, current string) error {
 	if a.s.rebootRequests >= maxRebootRequests {
-		return a.degrade(ctx, protocol.NodeDegraded, "RebootFailed", fmt.Errorf(
+		return degraded("RebootFailed", fmt.Errorf(
 			"config %s is written and needs a reboot, but %d reboots asked for over %s never happened; check the node's systemd (journalctl -u machine-config-daemon-reboot) and reboot it by hand",
 			current, a.s.rebootRequests, time.Duration(a.s.rebootRequests)*a.opts.RebootTimeout))
 	}

@@ -220,24 +220,6 @@ func (a *Agent) report(ctx context.Context, state protocol.NodeState, reason str
 	return nil
 }
 
-// degrade reports an error on the Node; it never fails the sync itself, the condition is the
-// outcome. Returned so callers can `return a.degrade(...)`.
-func (a *Agent) degrade(ctx context.Context, state protocol.NodeState, eventReason string, err error) error {
-	node := a.kube.node()
-	if node.Annotations[protocol.StateAnnotation] != string(state) || node.Annotations[protocol.ReasonAnnotation] != truncate(err.Error()) {
-		a.opts.Log.Error("node degraded", "node", a.opts.NodeName, "state", state, "err", err)
-		a.kube.event(corev1.EventTypeWarning, eventReason, "%s", err)
-		if pivotFailures[eventReason] {
-			a.metrics.pivotErrors.Inc()
-		}
-	}
-	return a.report(ctx, state, err.Error(), nil)
-}
-
-// pivotFailures are the degradations that mean an OS change did not come into effect after
-// its reboot; counted once each time the node enters one (staging failures count in apply).
-var pivotFailures = map[string]bool{"BootedConfigMismatch": true, "FirstBootFailed": true}
-
 func truncate(s string) string {
 	if len(s) > protocol.MaxReasonLength {
 		return s[:protocol.MaxReasonLength]

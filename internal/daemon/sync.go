@@ -52,7 +52,7 @@ func (a *Agent) sync(ctx context.Context) error {
 	if failed, err := a.bootFailureHolds(node, desired, force); err != nil {
 		return err
 	} else if failed != nil {
-		return a.reportBootFailure(ctx, failed)
+		return nodeBootFailed(failed)
 	}
 	if current == desired && !force {
 		if current == "" {
@@ -77,7 +77,7 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 	}
 	if drifted != nil {
 		a.metrics.drift.Set(nowUnix())
-		return a.degrade(ctx, protocol.NodeDegraded, "ConfigDriftDetected",
+		return degraded("ConfigDriftDetected",
 			fmt.Errorf("unexpected on-disk state validating against %s: %w", current, drifted))
 	}
 	a.metrics.drift.Set(0)
@@ -106,19 +106,19 @@ func (a *Agent) settle(ctx context.Context, current string, writeRecord bool) er
 	// Done means in effect: what booted must be what the config asks of the OS, not only what
 	// was staged for it.
 	if reason := a.firstBootFailure(current); reason != "" {
-		return a.degrade(ctx, protocol.NodeDegraded, "FirstBootFailed", fmt.Errorf("the first-boot service could not bring the machine into %s: %s", current, reason))
+		return degraded("FirstBootFailed", fmt.Errorf("the first-boot service could not bring the machine into %s: %s", current, reason))
 	}
 	booted, err := a.bootedSystem(ctx)
 	if err != nil {
-		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootedSystemUnknown", err), err)
+		return degradedRetrying("BootedSystemUnknown", err)
 	}
 	if ms := osimage.Verify(specOf(l), booted); len(ms) > 0 {
-		return a.degrade(ctx, protocol.NodeDegraded, "BootedConfigMismatch", osimage.MismatchError(current, ms))
+		return degraded("BootedConfigMismatch", osimage.MismatchError(current, ms))
 	}
 	// Done means in effect: a KubeletConfig's drop-in counts once the running kubelet has it.
 	if err := a.kubeletDropInInEffect(l); err != nil {
 		if notInEffect := (*runningkubelet.NotInEffectError)(nil); errors.As(err, &notInEffect) {
-			return a.degrade(ctx, protocol.NodeDegraded, "KubeletConfigNotInEffect", fmt.Errorf("%s is written but not in effect: %w", current, err))
+			return degraded("KubeletConfigNotInEffect", fmt.Errorf("%s is written but not in effect: %w", current, err))
 		}
 		return err
 	}

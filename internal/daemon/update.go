@@ -26,15 +26,16 @@ var timeZero time.Time
 
 // update moves the node from current to desired: preflight drift check, reconcilability, OS
 // changes the host can apply, plan (which may refuse the update), drain, apply, post actions or
-// reboot. Each early return is a state the Node shows.
+// reboot. Each early return is a wait, an error the loop retries, or a failure (failure.go)
+// the loop reports on the Node.
 func (a *Agent) update(ctx context.Context, current, desired string, force bool) error {
 	old, err := a.load(ctx, current)
 	if err != nil {
-		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "FailedToLoadConfig", err), err)
+		return degradedRetrying("FailedToLoadConfig", err)
 	}
 	next, err := a.load(ctx, desired)
 	if err != nil {
-		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "FailedToLoadConfig", err), err)
+		return degradedRetrying("FailedToLoadConfig", err)
 	}
 	if current != "" && !force {
 		drifted, err := a.checkDrift(ctx, old, current)
@@ -42,7 +43,7 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 			return err
 		}
 		if drifted != nil {
-			return a.degrade(ctx, protocol.NodeDegraded, "PreflightConfigDriftCheckFailed",
+			return degraded("PreflightConfigDriftCheckFailed",
 				fmt.Errorf("unexpected on-disk state validating against %s: %w", current, drifted))
 		}
 	}
@@ -56,31 +57,31 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	}
 	if current != "" {
 		if vs := render.CheckReconcilable(old.ign, next.ign, specOf(old).FIPS, next.mc.Spec.FIPS, policies.Irreconcilable); len(vs) > 0 {
-			return a.degrade(ctx, protocol.NodeUnreconcilable, "FailedToReconcile", unreconcilable(current, desired, vs))
+			return &failure{state: protocol.NodeUnreconcilable, eventReason: "FailedToReconcile", err: unreconcilable(current, desired, vs)}
 		}
 	}
 	// A file the host's own layout uses for something else is refused before any drain or write.
 	if err := a.hostConflict(desired, old, next); err != nil {
 		if conflict := (*hostlayout.ConflictError)(nil); errors.As(err, &conflict) {
-			return a.degrade(ctx, protocol.NodeDegraded, "HostFileConflict", err)
+			return degraded("HostFileConflict", err)
 		}
-		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "HostFileUnreadable", err), err)
+		return degradedRetrying("HostFileUnreadable", err)
 	}
 	if next.hostErr != nil {
-		return a.degrade(ctx, protocol.NodeDegraded, "UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %w", desired, next.hostErr))
+		return degraded("UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %w", desired, next.hostErr))
 	}
 	if refusal, err := a.kubeletDropInRefusal(next); err != nil {
 		return err
 	} else if refusal != nil {
-		return a.degrade(ctx, protocol.NodeDegraded, "UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %w", desired, refusal))
+		return degraded("UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %w", desired, refusal))
 	}
 	// What the OS backend cannot apply is refused here, before any drain or write.
 	osChange, err := a.osChange(ctx, specOf(old), next.mc.Spec, force)
 	if unsupported := (*osimage.UnsupportedError)(nil); errors.As(err, &unsupported) {
-		return a.degrade(ctx, protocol.NodeDegraded, "UnsupportedOSChange", fmt.Errorf("cannot move to %s: %w", desired, err))
+		return degraded("UnsupportedOSChange", fmt.Errorf("cannot move to %s: %w", desired, err))
 	}
 	if err != nil { // only asking the backend what booted fails here
-		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootedSystemUnknown", err), err)
+		return degradedRetrying("BootedSystemUnknown", err)
 	}
 	diff := plan.DiffParsed(specOf(old), next.mc.Spec, old.ign, next.ign)
 	if current == "" && !force {
@@ -108,7 +109,7 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 	pl := plan.Compute(diff, policies)
 	hostlayout.AdjustPlan(rt, &pl)
 	if len(pl.Refused) > 0 {
-		return a.degrade(ctx, protocol.NodeDegraded, "UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %s",
+		return degraded("UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %s",
 			desired, strings.Join(pl.Refused, "; ")))
 	}
 	if update := current + "→" + desired; a.s.plannedUpdate != update {
@@ -152,8 +153,8 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 		// Before the transaction too: the reboot it queues must find the guard armed, and a
 		// host without it would be stranded by a config that breaks the kubelet.
 		if err := a.armBootGuard(ctx, old, current, desired, next); err != nil {
-			return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "BootGuardUnavailable",
-				fmt.Errorf("refusing %s, nothing was written: %w", desired, err)), err)
+			return &failure{state: protocol.NodeDegraded, eventReason: "BootGuardUnavailable",
+				err: fmt.Errorf("refusing %s, nothing was written: %w", desired, err), retry: err}
 		}
 	}
 	// A stop (SIGTERM: the agent's pod replaced by an upgrade, or deleted) must not cut the
@@ -167,7 +168,7 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 			// The guard record is part of the update: it goes with the rolled-back transaction.
 			err = errors.Join(err, a.disarmBootGuard())
 		}
-		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "UpdateFailed", err), err)
+		return degradedRetrying("UpdateFailed", err)
 	}
 	a.noteStep(machineconfignode.Step{Kind: machineconfignode.Applied, Current: current, Desired: desired, Reboot: pl.NeedsReboot(),
 		OS: req.OS != nil, SSH: diff.SSHKeys || diff.Password, Actions: pl.String()})
@@ -314,7 +315,7 @@ func (a *Agent) awaitDrain(ctx context.Context, desired string) (bool, error) {
 		a.s.drainRequested = time.Now()
 	}
 	if waited := time.Since(a.s.drainRequested); waited > a.opts.DrainTimeout {
-		return true, a.degrade(ctx, protocol.NodeDegraded, "DrainTimeout",
+		return true, degraded("DrainTimeout",
 			fmt.Errorf("the drain for %s was not carried out within %s", desired, a.opts.DrainTimeout.Round(time.Second)))
 	}
 	if a.s.drainTimer == nil { // re-check the timeout even if the Node never changes
@@ -387,7 +388,7 @@ func (a *Agent) reboot(ctx context.Context, desired, why string) error {
 	if err := a.opts.Rebooter.Reboot(ctx, reason); err != nil {
 		a.metrics.rebootsFailed.Inc()
 		err = fmt.Errorf("config %s is written but the reboot failed: %w", desired, err)
-		return errors.Join(a.degrade(ctx, protocol.NodeDegraded, "RebootFailed", err), err)
+		return degradedRetrying("RebootFailed", err)
 	}
 	a.metrics.reboots.Inc()
 	a.s.rebootQueuedAt = time.Now()

@@ -26,7 +26,7 @@ type problem struct {
 var driftReport = regexp.MustCompile(`^unexpected on-disk state validating against (\S+): (.*): "((?:[^"\\]|\\.)*)"$`)
 
 // agentReasons are the Warning events the agent emits with a Degraded or Unreconcilable state
-// (internal/daemon's degrade calls); the newest of them names the kind of failure.
+// (internal/daemon's failures, failure.go); the newest of them names the kind of failure.
 var agentReasons = []string{
 	"ConfigDriftDetected", "PreflightConfigDriftCheckFailed", "FailedToReconcile", "RebootFailed",
 	"UpdateFailed", "DrainTimeout", "UnsupportedOSChange", "HostFileConflict", "HostFileUnreadable",

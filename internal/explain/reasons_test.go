@@ -9,9 +9,10 @@ import (
 	"testing"
 )
 
-// degradeCall is the agent's degrade(ctx, protocol.STATE, "REASON", err): the event reason it
-// emits as it reports the node Degraded or Unreconcilable.
-var degradeCall = regexp.MustCompile(`\.degrade\(ctx, protocol\.Node\w+, "(\w+)"`)
+// degradeCall is where the agent makes a failure (internal/daemon/failure.go):
+// degraded("REASON", err), degradedRetrying("REASON", err) or &failure{..., eventReason: "REASON"},
+// the event reason it emits as it reports the node Degraded or Unreconcilable.
+var degradeCall = regexp.MustCompile(`(?:\bdegraded(?:Retrying)?\(|eventReason: )"(\w+)"`)
 
 // agentReasons is a list kept by hand of reasons written as literals in internal/daemon; a
 // reason added there and not here would make explain fall back to the bare state. This reads
@@ -35,7 +36,7 @@ func TestAgentReasonsCoverEveryDegradation(t *testing.T) {
 		}
 	}
 	if len(found) < 5 {
-		t.Fatalf("found only %q in internal/daemon's degrade calls: has their form changed?", found)
+		t.Fatalf("found only %q in internal/daemon's failures: has their form changed?", found)
 	}
 	for _, reason := range found {
 		if !slices.Contains(agentReasons, reason) {
