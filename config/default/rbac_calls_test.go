@@ -56,7 +56,7 @@ var apiCalls = []apiCall{
 	{controller, "list", mcfg, "machineconfigpools", "", "", "", "render/node/userdata: pool informer, poolsFor, GC references"},
 	{controller, "watch", mcfg, "machineconfigpools", "", "", "", "render/node/userdata: pool informer"},
 	{controller, "patch", mcfg, "machineconfigpools", "", "", "", "render: setTarget (spec.configuration)"},
-	{controller, "patch", mcfg, "machineconfigpools", "status", "", "", "render: patchStatus; node: writeStatus; unpauseplan: write (PendingUpdate)"},
+	{controller, "patch", mcfg, "machineconfigpools", "status", "", "", "render: writeStatus; node: writeStatus; unpauseplan: write (PendingUpdate)"},
 	{controller, "update", mcfg, "machineconfigpools", "finalizers", "", "", "render/userdata/servertoken: blockOwnerDeletion on rendered MCs and managed Secrets (admission check)"},
 	{controller, "get", mcfg, "machineconfigs", "", "", "", "render: ensureRendered reads an existing rendered config; node: the pool owning a node's firstPivotConfig (cache)"},
 	{controller, "list", mcfg, "machineconfigs", "", "", "", "render: informer, Reconcile, GC; kubeletconfig: the pools' base kubelet.conf; unpauseplan: rendered configs to plan (cache)"},

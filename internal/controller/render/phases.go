@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/render"
 	"github.com/mco-dev/mco/internal/rollback"
 )
@@ -87,24 +86,6 @@ func (r *Reconciler) setTarget(ctx context.Context, pool *mcfgv1.MachineConfigPo
 		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonTargetChanged, "Target config changed from %q to %s", previous, want.Name)
 	}
 	return nil
-}
-
-// patchStatus records the render outcome in RenderDegraded and the Degraded summary (and, when
-// held is not nil, the rollback's RolledBack condition), writing
-// only when something changed. The optimistic lock keeps it from overwriting conditions the
-// node controller wrote in between; a conflict requeues.
-func (r *Reconciler) patchStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, status corev1.ConditionStatus, reason, message string, held *rollback.Condition) error {
-	before := pool.DeepCopy()
-	now := metav1.Now()
-	changed := poolcondition.Set(&pool.Status, mcfgv1.MachineConfigPoolRenderDegraded, status, reason, message, now)
-	changed = poolcondition.SetDegraded(&pool.Status, now) || changed
-	if held != nil {
-		changed = poolcondition.Set(&pool.Status, poolcondition.RolledBack, held.Status, held.Reason, held.Message, now) || changed
-	}
-	if !changed {
-		return nil
-	}
-	return r.Client.Status().Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
 // collectGarbage deletes the pool's old rendered configs that nothing references; mcs is the

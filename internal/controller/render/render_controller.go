@@ -154,31 +154,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonSelectsNothing, noSel.Error())
 		return reconcile.Result{}, nil
 	}
+	var status renderStatus
 	if err != nil {
 		// A render failure is the admin's to fix; the next MachineConfig or pool event retries.
 		// The pool keeps its previous target.
 		r.Recorder.Event(pool, corev1.EventTypeWarning, ReasonRenderFailed, err.Error())
-		return reconcile.Result{}, r.patchStatus(ctx, pool, corev1.ConditionTrue, ReasonRenderFailed, fmt.Sprintf("Failed to render configuration for pool %s: %v", pool.Name, err), nil)
-	}
-	if err := r.ensureRendered(ctx, pool, res.Config); err != nil {
+		status.failure = fmt.Sprintf("Failed to render configuration for pool %s: %v", pool.Name, err)
+	} else if status, err = r.targetRender(ctx, pool, res, all); err != nil {
 		return reconcile.Result{}, err
 	}
-	hold := rollback.Hold(pool, res.Config.Name, func(name string) bool { return findConfig(all, name) != nil })
-	if err := r.followHold(ctx, pool, hold); err != nil {
-		return reconcile.Result{}, err
-	}
-	if hold.Target != "" {
-		if err := r.setTarget(ctx, pool, targetOf(pool, res, hold.Target)); err != nil {
-			return reconcile.Result{}, err
-		}
-	}
-	if err := r.patchStatus(ctx, pool, corev1.ConditionFalse, "", "", hold.Condition); err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := r.recordWarnings(ctx, pool, res.Warnings); err != nil {
+	// The reconcile's one status write, before garbage collection: a deletion that fails must
+	// not hold back the render's outcome. A failed render collects nothing.
+	if err := r.writeStatus(ctx, pool, status); err != nil || status.failure != "" {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, r.collectGarbage(ctx, pool, mcList.Items)
+}
+
+// targetRender makes the rendered config exist and points the pool at it, or at the earlier
+// config a rollback holds it on, and returns the status the render leaves.
+func (r *Reconciler) targetRender(ctx context.Context, pool *mcfgv1.MachineConfigPool, res *render.Result, all []*mcfgv1.MachineConfig) (renderStatus, error) {
+	if err := r.ensureRendered(ctx, pool, res.Config); err != nil {
+		return renderStatus{}, err
+	}
+	hold := rollback.Hold(pool, res.Config.Name, func(name string) bool { return findConfig(all, name) != nil })
+	if err := r.followHold(ctx, pool, hold); err != nil {
+		return renderStatus{}, err
+	}
+	if hold.Target != "" {
+		if err := r.setTarget(ctx, pool, targetOf(pool, res, hold.Target)); err != nil {
+			return renderStatus{}, err
+		}
+	}
+	return renderStatus{held: hold.Condition, warnings: render.SummarizeWarnings(res.Warnings)}, nil
 }
 
 func findConfig(all []*mcfgv1.MachineConfig, name string) *mcfgv1.MachineConfig {
