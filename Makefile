@@ -31,11 +31,13 @@ all: build
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-build: ## build bin/mco (the CLI, with `mco dev`), and the role builds the image holds: bin/mco-controller, bin/mco-node (agent, first boot, dev platform facts), bin/mco-server
+build: ## build bin/mco (the CLI, with `mco dev`), bin/mco-node (agent, first boot, dev platform facts), bin/mco-server, and the image's mco without the dev harness (bin/image/)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mco ./cmd/mco
-	CGO_ENABLED=0 $(GO) build -trimpath -tags mcocontroller -ldflags '$(LDFLAGS)' -o bin/mco-controller ./cmd/mco
 	CGO_ENABLED=0 $(GO) build -trimpath -tags $(NODE_TAGS) -ldflags '$(LDFLAGS)' -o bin/mco-node ./cmd/mco
 	CGO_ENABLED=0 $(GO) build -trimpath -tags mcoserver -ldflags '$(LDFLAGS)' -o bin/mco-server ./cmd/mco
+	mkdir -p bin/image
+	CGO_ENABLED=0 $(GO) build -trimpath -tags nodev -ldflags '$(LDFLAGS)' -o bin/image/mco ./cmd/mco
+	ln -f bin/mco-node bin/mco-server bin/image/
 	ln -sf mco bin/kubectl-mco
 	ln -sf mco bin/kubectl_complete-mco
 
@@ -58,7 +60,7 @@ vet: ## go vet, the layering rules (hack/layering) and gofmt check
 	$(GO) vet -tags $(TEST_TAGS) ./internal/daemon/...
 	$(GO) vet -tags nodeagent ./cmd/mco
 	$(GO) vet -tags mcoserver ./cmd/mco
-	$(GO) vet -tags mcocontroller ./cmd/mco
+	$(GO) vet -tags nodev ./cmd/mco
 	$(GO) run ./hack/layering
 	@files=$$(gofmt -l $(GO_DIRS)); test -z "$$files" || { echo "gofmt needed: $$files"; exit 1; }
 
@@ -125,8 +127,8 @@ bench-first-drain: build tools ## kubectl apply of 5 MachineConfigs to the first
 	$(GO) run ./bench/firstdrain
 
 # The mco image without a container engine or registry (hack/image, internal/dev/image): Debian's
-# files for the agent's pod at the versions hack/image/debian.lock pins, mco-controller, mco-node
-# and mco-server from `make build`; stamped with the commit's time, so the same commit gives the same digest.
+# files for the agent's pod at the versions hack/image/debian.lock pins, mco (without the dev
+# harness), mco-node and mco-server from `make build` (bin/image/); stamped with the commit's time, so the same commit gives the same digest.
 image: build ## build bin/mco-image.tar (docker-archive, ghcr.io/mco-dev/mco:$(VERSION) and :latest) without a registry; prints its digest
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) \
 		$(GO) run ./hack/image -version $(VERSION) -commit $(COMMIT) -out bin/mco-image.tar

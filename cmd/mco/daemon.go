@@ -1,4 +1,4 @@
-//go:build !mcoserver && !mcocontroller
+//go:build !mcoserver
 
 package main
 

@@ -1,4 +1,4 @@
-//go:build !nodeagent && !mcocontroller
+//go:build !nodeagent && !nodev
 
 package main
 

@@ -1,4 +1,4 @@
-//go:build !nodeagent && !mcoserver && !mcocontroller
+//go:build !nodeagent && !mcoserver && !nodev
 
 package main
 

@@ -22,7 +22,7 @@ import (
 func main() {
 	lockFile := flag.String("lock", "hack/image/debian.lock", "the lock file of the base layer's Debian packages")
 	out := flag.String("out", "bin/mco-image.tar", "where to write the docker-archive")
-	binDir := flag.String("bin", "bin", "directory holding mco-controller, mco-node and mco-server (`make build`)")
+	binDir := flag.String("bin", "bin/image", "directory holding the image's mco (tag nodev), mco-node and mco-server (`make build`)")
 	version := flag.String("version", "dev", "image tag and version label (besides :latest)")
 	commit := flag.String("commit", "unknown", "revision label")
 	cache := flag.String("cache", "", "where fetched .debs are kept (default $XDG_CACHE_HOME/mco/debs)")

@@ -147,7 +147,7 @@ func mcoPods(t *testing.T, ctx context.Context, c client.Client) map[types.UID]s
 	return out
 }
 
-// buildUpgradeImage builds mco-controller, mco-node and mco-server stamped upgradeVersion and an image of them (make
+// buildUpgradeImage builds mco (tag nodev, as the image's), mco-node and mco-server stamped upgradeVersion and an image of them (make
 // image's builder, its Debian packages from make image's cache), returning the archive.
 func buildUpgradeImage(t *testing.T, ctx context.Context) string {
 	t.Helper()
@@ -155,7 +155,7 @@ func buildUpgradeImage(t *testing.T, ctx context.Context) string {
 	root := testenv.RepoRoot()
 	ldflags := "-X github.com/mco-dev/mco/internal/version.Version=" + upgradeVersion
 	for _, b := range [][]string{
-		{"build", "-trimpath", "-tags", "mcocontroller", "-ldflags", ldflags, "-o", filepath.Join(dir, "mco-controller"), "./cmd/mco"},
+		{"build", "-trimpath", "-tags", "nodev", "-ldflags", ldflags, "-o", filepath.Join(dir, "mco"), "./cmd/mco"},
 		{"build", "-trimpath", "-tags", "nodeagent", "-ldflags", ldflags, "-o", filepath.Join(dir, "mco-node"), "./cmd/mco"},
 		{"build", "-trimpath", "-tags", "mcoserver", "-ldflags", ldflags, "-o", filepath.Join(dir, "mco-server"), "./cmd/mco"},
 		{"run", "./hack/image", "-bin", dir, "-version", upgradeVersion, "-out", filepath.Join(dir, "mco-image.tar")},

@@ -39,7 +39,7 @@ const (
 	AgentProcess = "^/usr/bin/mco-node daemon"
 	// ControllerProcess and ServerProcess are the controller's and server's (the server build), on
 	// ControlPlaneMachine.
-	ControllerProcess = "^/usr/bin/mco-controller controller"
+	ControllerProcess = "^/usr/bin/mco controller"
 	ServerProcess     = "^/usr/bin/mco-server server"
 )
 

@@ -5,10 +5,10 @@ package image
 const (
 	// Repository is the name config/default refers to.
 	Repository = "ghcr.io/mco-dev/mco"
-	// Entrypoint is the controller's build; the agent's and the server's DaemonSets run mco-node
-	// and mco-server as their commands instead. The CLI (bin/mco, with `mco dev`) is not in the
-	// image: no pod runs it.
-	Entrypoint = "/usr/bin/mco-controller"
+	// Entrypoint is mco, built without the dev harness (tag nodev): the controller's Deployment
+	// runs it, and an admin may run the CLI in a pod of its own; the agent's and the server's
+	// DaemonSets run mco-node and mco-server as their commands instead.
+	Entrypoint = "/usr/bin/mco"
 	// User is distroless's "nonroot": the controller and server run as it (config/default sets
 	// it too); the agent's pod overrides it with root, which editing the host requires.
 	User = "65532:65532"
@@ -17,7 +17,7 @@ const (
 )
 
 // Binaries are the files of the mco layer, at /usr/bin/<name>.
-var Binaries = []string{"mco-controller", "mco-node", "mco-server"}
+var Binaries = []string{"mco", "mco-node", "mco-server"}
 
 // Release is the Debian release of the base layer, as the Containerfile's debian:trixie-slim.
 const Release = "trixie"

@@ -1,6 +1,6 @@
 // Package image assembles mco's container image without a container engine or a registry:
 // Debian's files for what the node agent needs in its pod (systemctl for offline enablement,
-// chroot, CA certificates), from .deb packages pinned in a lock file, plus mco-controller, mco-node and mco-server,
+// chroot, CA certificates), from .deb packages pinned in a lock file, plus mco (without the dev harness), mco-node and mco-server,
 // written as a docker-archive tarball that `ctr images import`, `docker load` and `podman load`
 // read. It is the registry-less twin of the repository's Containerfile; `make image` runs it
 // (hack/image). It also writes the pod sandbox image dev machines' containerd imports

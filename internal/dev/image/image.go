@@ -20,7 +20,7 @@ import (
 // Inputs are everything an image is made of; equal inputs give an equal image digest.
 type Inputs struct {
 	Base Tree
-	// BinDir holds the built mco-controller, mco-node and mco-server (`make build`'s bin/).
+	// BinDir holds the built mco (tag nodev), mco-node and mco-server (`make build`'s bin/).
 	BinDir          string
 	Version, Commit string
 	Arch            string
