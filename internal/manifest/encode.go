@@ -3,7 +3,11 @@ package manifest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"runtime"
 	"strconv"
+	"strings"
+	"sync"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 )
@@ -30,7 +34,11 @@ func JSONToYAML(j []byte) ([]byte, error) {
 	if err := d.Decode(&v); err != nil {
 		return nil, err
 	}
-	return yamlv2.Marshal(yamlNumbers(v))
+	v = yamlNumbers(v)
+	if out, ok, err := marshalSplit(v); ok || err != nil {
+		return out, err
+	}
+	return yamlv2.Marshal(v)
 }
 
 // yamlNumbers replaces every json.Number in v, in place, by the value the YAML parser reads the
@@ -59,4 +67,115 @@ func yamlNumbers(v any) any {
 		return f
 	}
 	return v
+}
+
+// splitMinItems is the shortest list marshalSplit encodes in parts: below it, starting the
+// goroutines costs more than it saves.
+const splitMinItems = 256
+
+// marshalSplit encodes v as yamlv2.Marshal does, the longest list of mappings in it (a rendered
+// config's storage.files: most of the document) in parts on every processor, and says whether
+// it did. The encoder writes the same lines for a list whatever its depth, shifted by its
+// indentation, but for one thing: it folds a long scalar at a space once past column 80, and
+// the column depends on the depth. So a list holding any string with a space is left to the
+// one-pass encoder (ok false), and every part is shifted by the indentation the list's key has
+// in the rest of the document.
+func marshalSplit(v any) (out []byte, ok bool, err error) {
+	workers := runtime.GOMAXPROCS(0)
+	parent, key, list := longestList(v)
+	if workers < 2 || len(list) < splitMinItems || !spaceless(list) {
+		return nil, false, nil
+	}
+	// The list's place in the rest of the document; should the document hold the placeholder
+	// elsewhere too, the count below finds it and the one-pass encoder writes it all.
+	const placeholder = "mco-split-list-placeholder"
+	parent[key] = placeholder
+	defer func() { parent[key] = list }()
+	rest, err := yamlv2.Marshal(v)
+	if err != nil {
+		return nil, false, err
+	}
+	parts := make([][]byte, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(list)/workers, (w+1)*len(list)/workers
+		wg.Go(func() { parts[w], errs[w] = yamlv2.Marshal(list[lo:hi]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, false, err
+	}
+	// The key's line: "<indent><key>: <placeholder>".
+	at := bytes.Index(rest, []byte(": "+placeholder+"\n"))
+	if at < 0 || bytes.Count(rest, []byte(placeholder)) != 1 {
+		return nil, false, nil
+	}
+	lineStart := bytes.LastIndexByte(rest[:at], '\n') + 1
+	indent := rest[lineStart : lineStart+len(rest[lineStart:at])-len(bytes.TrimLeft(rest[lineStart:at], " "))]
+	var buf bytes.Buffer
+	buf.Grow(len(rest) + len(list)*64)
+	buf.Write(rest[:at])
+	buf.WriteString(":\n")
+	for _, p := range parts {
+		for line := range bytes.Lines(p) {
+			buf.Write(indent)
+			buf.Write(line)
+		}
+	}
+	buf.Write(rest[at+len(": "+placeholder+"\n"):])
+	return buf.Bytes(), true, nil
+}
+
+// longestList finds the longest list of mappings held by a mapping in v, and that mapping and
+// key.
+func longestList(v any) (parent map[string]any, key string, list []any) {
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if l, ok := e.([]any); ok && len(l) > len(list) && allMaps(l) {
+					parent, key, list = x, k, l
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return parent, key, list
+}
+
+func allMaps(l []any) bool {
+	for _, e := range l {
+		if _, ok := e.(map[string]any); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// spaceless says whether no string in v, key or value, holds a space or a tab.
+func spaceless(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if strings.ContainsAny(k, " \t") || !spaceless(e) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if !spaceless(e) {
+				return false
+			}
+		}
+	case string:
+		return !strings.ContainsAny(x, " \t")
+	}
+	return true
 }

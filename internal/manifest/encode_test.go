@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"runtime"
+	"slices"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -46,7 +48,7 @@ func TestJSONToYAMLAsSigsYAML(t *testing.T) {
 
 // largeRendered is a rendered config's JSON with files files, as a pool of many MachineConfigs
 // renders (bench/render's workload).
-func largeRendered(b *testing.B, files int) []byte {
+func largeRendered(b testing.TB, files int) []byte {
 	type file struct {
 		Path     string `json:"path"`
 		Mode     int    `json:"mode"`
@@ -83,4 +85,52 @@ func BenchmarkJSONToYAML(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestJSONToYAMLInParts holds the encoding in parts to the one-pass encoding, byte for byte, on
+// documents long enough to be split: a rendered config's files at several depths, and lists
+// whose strings have spaces (which the encoder may fold, so they are never split).
+func TestJSONToYAMLInParts(t *testing.T) {
+	big := largeRendered(t, 1000)
+	var doc map[string]any
+	if err := json.Unmarshal(big, &doc); err != nil {
+		t.Fatal(err)
+	}
+	files := doc["spec"].(map[string]any)["config"].(map[string]any)["storage"].(map[string]any)["files"].([]any)
+	withSpaces := slices.Clone(files)
+	withSpaces[500] = map[string]any{"path": "/etc/a file with spaces that is long enough to be folded by the encoder past column eighty", "mode": 420}
+	placeholder := slices.Clone(files)
+	placeholder[3] = map[string]any{"path": "mco-split-list-placeholder"}
+	cases := map[string]any{
+		"rendered":           doc,
+		"top-level":          map[string]any{"files": files, "a": 1, "z": []any{"x"}},
+		"deep":               map[string]any{"a": map[string]any{"b": map[string]any{"c": map[string]any{"files": files}}}},
+		"spaces":             map[string]any{"files": withSpaces},
+		"placeholder inside": map[string]any{"files": placeholder},
+		"two lists":          map[string]any{"files": files, "more": files[:300]},
+	}
+	for name, c := range cases {
+		j, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := yaml.JSONToYAML(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := JSONToYAML(j)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: differs from sigs.k8s.io/yaml (%d bytes against %d)", name, len(got), len(want))
+		}
+	}
+	var v any
+	if err := json.Unmarshal(big, &v); err != nil {
+		t.Fatal(err)
+	}
+	if _, split, err := marshalSplit(yamlNumbers(v)); err != nil || !split && runtime.GOMAXPROCS(0) > 1 {
+		t.Errorf("a rendered config's files were not encoded in parts (%v): the test compares nothing", err)
+	}
 }
