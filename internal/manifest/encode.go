@@ -111,8 +111,18 @@ func marshalSplit(v any) (out []byte, ok bool, err error) {
 	if at < 0 || bytes.Count(rest, []byte(placeholder)) != 1 {
 		return nil, false, nil
 	}
-	lineStart := bytes.LastIndexByte(rest[:at], '\n') + 1
-	indent := rest[lineStart : lineStart+len(rest[lineStart:at])-len(bytes.TrimLeft(rest[lineStart:at], " "))]
+	// The key's column: past the line's indentation and, for a mapping's first key in a list
+	// item, its "- " markers.
+	line := rest[bytes.LastIndexByte(rest[:at], '\n')+1 : at]
+	keyAt := line
+	for {
+		trimmed := bytes.TrimPrefix(bytes.TrimLeft(keyAt, " "), []byte("- "))
+		if len(trimmed) == len(keyAt) {
+			break
+		}
+		keyAt = trimmed
+	}
+	indent := bytes.Repeat([]byte(" "), len(line)-len(keyAt))
 	var buf bytes.Buffer
 	buf.Grow(len(rest) + len(list)*64)
 	buf.Write(rest[:at])

@@ -102,12 +102,14 @@ func TestJSONToYAMLInParts(t *testing.T) {
 	placeholder := slices.Clone(files)
 	placeholder[3] = map[string]any{"path": "mco-split-list-placeholder"}
 	cases := map[string]any{
-		"rendered":           doc,
-		"top-level":          map[string]any{"files": files, "a": 1, "z": []any{"x"}},
-		"deep":               map[string]any{"a": map[string]any{"b": map[string]any{"c": map[string]any{"files": files}}}},
-		"spaces":             map[string]any{"files": withSpaces},
-		"placeholder inside": map[string]any{"files": placeholder},
-		"two lists":          map[string]any{"files": files, "more": files[:300]},
+		"rendered":             doc,
+		"top-level":            map[string]any{"files": files, "a": 1, "z": []any{"x"}},
+		"deep":                 map[string]any{"a": map[string]any{"b": map[string]any{"c": map[string]any{"files": files}}}},
+		"spaces":               map[string]any{"files": withSpaces},
+		"placeholder inside":   map[string]any{"files": placeholder},
+		"two lists":            map[string]any{"files": files, "more": files[:300]},
+		"first key of an item": map[string]any{"items": []any{map[string]any{"files": files, "z": 1}}},
+		"in nested items":      []any{[]any{map[string]any{"a": map[string]any{"files": files}}}},
 	}
 	for name, c := range cases {
 		j, err := json.Marshal(c)
