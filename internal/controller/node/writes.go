@@ -139,7 +139,7 @@ func nodeList(names []string) string {
 // when only counts changed and the last write was recent (statusWrite). The optimistic lock
 // makes a concurrent RenderDegraded write by the render controller a conflict (and a requeue)
 // instead of a lost condition.
-func (r *Reconciler) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, d rollout.Decision) (wait time.Duration, err error) {
+func (r *Reconciler) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, d rollout.Decision, began time.Time) (wait time.Duration, err error) {
 	now, wait := statusWrite(&pool.Status, &d.Status, r.statusWrites.since(pool.Name))
 	if !now {
 		return wait, nil
@@ -149,7 +149,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfig
 	if err := r.Client.Status().Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return 0, fmt.Errorf("pool %s status: %w", pool.Name, err)
 	}
-	r.statusWrites.wrote(pool.Name)
+	r.statusWrites.wrote(pool.Name, began)
 	if d.Completed {
 		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonCompleted, "All %d nodes are updated with MachineConfig %s", d.Status.MachineCount, d.Target)
 	}
