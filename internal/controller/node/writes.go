@@ -12,6 +12,8 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/protocol"
@@ -46,15 +48,14 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			patched := withOwned(n, wants[i])
-			var opts []client.MergeFromOption
-			if locked[n.Name] {
-				// Moved off a superseded target only if its agent has not asked for the drain
-				// since the node was read (rollout.Superseded); adopted only if the approval
-				// and the agent's plan are still what the decision read.
-				opts = append(opts, client.MergeFromWithOptimisticLock{})
+			// Moved off a superseded target only if its agent has not asked for the drain since
+			// the node was read (rollout.Superseded); adopted only if the approval and the
+			// agent's plan are still what the decision read.
+			data, err := ownedPatch(n, wants[i], locked[n.Name])
+			patched := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}} // what the API server returns
+			if err == nil {
+				err = r.Client.Patch(ctx, patched, client.RawPatch(types.StrategicMergePatchType, data))
 			}
-			err := r.Client.Patch(ctx, patched, client.StrategicMergeFrom(n, opts...))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
