@@ -7,9 +7,10 @@ import (
 )
 
 // CacheByObject keeps MachineConfigNodes in the manager's cache without their status: the agent
-// writes it (every condition, in each write) and no controller reads it; this one writes the
-// spec by merge patches computed from the cached object, which therefore never carry the
-// status. The status, a dozen conditions with their messages, is most of each object.
+// writes it (every condition, in each write) and no controller reads it. This controller caches
+// their metadata alone (SetupWithManager), so nothing caches whole MachineConfigNodes today; one
+// that did would keep them small. The status, a dozen conditions with their messages, is most
+// of each object.
 func CacheByObject() (client.Object, cache.ByObject) {
 	return &mcfgv1.MachineConfigNode{}, cache.ByObject{Transform: stripStatus}
 }
