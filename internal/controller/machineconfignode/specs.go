@@ -56,6 +56,12 @@ func (s *specs) of(meta metav1.Object) (mcfgv1.MachineConfigNodeSpec, bool) {
 	return k.spec, true
 }
 
+// knows reports whether the spec of the object meta describes is known.
+func (s *specs) knows(meta metav1.Object) bool {
+	_, ok := s.of(meta)
+	return ok
+}
+
 func (s *specs) set(name string, k known) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
