@@ -2,6 +2,7 @@ package machineconfignode
 
 import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -16,6 +17,13 @@ func CacheByObject() (client.Object, cache.ByObject) {
 }
 
 func stripStatus(obj any) (any, error) {
+	// The transform of the kind applies to its metadata-only objects too, instead of the
+	// cache's default: without this their managedFields (an entry per writer, each listing the
+	// fields it set; the agent's status writes among them) were kept, 3 KiB per object.
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		m.ManagedFields = nil
+		return m, nil
+	}
 	m, ok := obj.(*mcfgv1.MachineConfigNode)
 	if !ok {
 		return obj, nil
