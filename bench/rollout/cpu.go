@@ -22,12 +22,15 @@ import (
 // controller, kube-apiserver, etcd).
 type cpuTimes map[string]time.Duration
 
+// benchProcess names this process among the ones whose CPU time is shown.
+const benchProcess = "bench (agents)"
+
 // clockTick is USER_HZ, the unit of /proc/PID/stat's times (100 on every Linux port Go runs on).
 const clockTick = 10 * time.Millisecond
 
 func readCPU() cpuTimes {
 	self := os.Getpid()
-	out := cpuTimes{"bench (agents)": procCPU(self)}
+	out := cpuTimes{benchProcess: procCPU(self)}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, path := range stats {
 		name, ppid, cpu, ok := procStat(path)
@@ -65,8 +68,11 @@ func procStat(path string) (name string, ppid int, cpu time.Duration, ok bool) {
 	return s[open+1 : end], ppid, time.Duration(utime+stime) * clockTick, true
 }
 
-// print shows each process's CPU time since before, and the share of the machine's CPU time
-// over elapsed that all of them used.
+// print shows each process's CPU time since before, the share of the machine's CPU time over
+// elapsed that all of them used, and the rollout's CPU floor: all of it spread over every core,
+// the shortest the rollout could have taken on this machine had nothing else run and no
+// process waited for another. The controller's share of kube-apiserver's is the figure that
+// holds on a machine others load too.
 func (c cpuTimes) print(before cpuTimes, elapsed time.Duration) {
 	names := make([]string, 0, len(c))
 	var total time.Duration
@@ -79,8 +85,27 @@ func (c cpuTimes) print(before cpuTimes, elapsed time.Duration) {
 	for i, name := range names {
 		parts[i] = fmt.Sprintf("%s %.2fs", name, (c[name] - before[name]).Seconds())
 	}
+	cores := float64(runtime.NumCPU())
 	fmt.Printf("  CPU during the rollout:          %s; %.0f%% of %d cores\n", strings.Join(parts, ", "),
-		100*total.Seconds()/(elapsed.Seconds()*float64(runtime.NumCPU())), runtime.NumCPU())
+		100*total.Seconds()/(elapsed.Seconds()*cores), runtime.NumCPU())
+	fmt.Printf("  CPU floor (all of it / cores):   %.1fs; controller / kube-apiserver CPU: %.3f\n",
+		total.Seconds()/cores, share(c, before, "kube-apiserver"))
+}
+
+// share is the CPU time the controller (the child that is neither kube-apiserver, etcd nor
+// this process) used, over the named process's; 0 when that used none.
+func share(c, before cpuTimes, of string) float64 {
+	base := (c[of] - before[of]).Seconds()
+	if base == 0 {
+		return 0
+	}
+	var controller time.Duration
+	for name, t := range c {
+		if name != of && name != "etcd" && name != benchProcess {
+			controller += t - before[name]
+		}
+	}
+	return controller.Seconds() / base
 }
 
 // profileAPIServer writes a CPU profile of the API server over the next seconds to path

@@ -78,6 +78,14 @@ func SkipRecord(config, blocking string, now time.Time) string {
 	return string(b)
 }
 
+// HasNotes reports whether the node carries either bookkeeping annotation Stale may list; a
+// node without them has nothing stale, whatever its target.
+func HasNotes(n *corev1.Node) bool {
+	_, hasSkip := n.Annotations[rolloutv1.DrainSkippedAnnotation]
+	_, hasSeconds := n.Annotations[rolloutv1.DrainBlockedForAnnotation]
+	return hasSkip || hasSeconds
+}
+
 // Stale lists the bookkeeping annotations to remove from a node of a pool whose target is
 // target: all of them once the node is Done on the target (its drain is over for this
 // rollout), and a skip of, with the blocked time counted for, a target the pool no longer has.

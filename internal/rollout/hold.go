@@ -62,10 +62,11 @@ func HoldProblems(nodes []*corev1.Node) []string {
 func OnlyHeldBehind(nodes []*corev1.Node, target string) bool {
 	behind := false
 	for _, n := range nodes {
-		if UpdatedTo(n, target) {
+		c := configOf(n)
+		if c.updatedTo(target) {
 			continue
 		}
-		if !Held(n) || Updating(n) {
+		if !Held(n) || updating(n, c) {
 			return false
 		}
 		behind = true

@@ -29,19 +29,20 @@ func computeStatus(pool *mcfgv1.MachineConfigPool, nodes []*corev1.Node, lost []
 	st.UpdatedMachineCount, st.ReadyMachineCount, st.UnavailableMachineCount, st.DegradedMachineCount = 0, 0, 0, 0
 	var degraded, blocked, held []*corev1.Node
 	for _, n := range nodes {
-		if UpdatedTo(n, target) {
+		c, ready := configOf(n), Ready(n)
+		if c.updatedTo(target) {
 			st.UpdatedMachineCount++
-			if Ready(n) {
+			if ready {
 				st.ReadyMachineCount++
 			}
 		}
-		if Held(n) && desired(n) != target {
+		if Held(n) && c.desired != target {
 			held = append(held, n)
 		}
-		if Unavailable(n) {
+		if unavailable(ready, c) {
 			st.UnavailableMachineCount++
 		}
-		if Degraded(n) {
+		if c.degraded() {
 			st.DegradedMachineCount++
 			degraded = append(degraded, n)
 		}

@@ -19,19 +19,21 @@ import (
 // finishes the older update first, as it always did. A rebootless update without a drain may
 // already be writing when the node is moved: the agent finishes that transaction (the journal
 // never leaves a node between configs) and then moves on, which costs no disruption either.
-func Superseded(n *corev1.Node, target string) bool {
-	return desired(n) != target && updateUnderway(n) && !disruptionBegun(n)
+func Superseded(n *corev1.Node, target string) bool { return superseded(n, configOf(n), target) }
+
+func superseded(n *corev1.Node, c config, target string) bool {
+	return c.desired != target && c.updateUnderway() && !disruptionBegun(n, c)
 }
 
 // updateUnderway: the node's agent has not reported it in its desired config yet, nor failed.
-func updateUnderway(n *corev1.Node) bool {
-	return desired(n) != "" && current(n) != desired(n) && !Degraded(n)
+func (c config) updateUnderway() bool {
+	return c.desired != "" && c.current != c.desired && !c.degraded()
 }
 
 // disruptionBegun: the agent asked for a drain (for any config), or wrote its desired config
 // and asks for the uncordon after it, or queued its reboot.
-func disruptionBegun(n *corev1.Node) bool {
+func disruptionBegun(n *corev1.Node, c config) bool {
 	drain := n.Annotations[protocol.DesiredDrainAnnotation]
-	return strings.HasPrefix(drain, protocol.DrainRequest("")) || drain == protocol.UncordonRequest(desired(n)) ||
+	return strings.HasPrefix(drain, protocol.DrainRequest("")) || drain == protocol.UncordonRequest(c.desired) ||
 		n.Annotations[protocol.PostConfigActionAnnotation] != ""
 }

@@ -28,6 +28,9 @@ const (
 // approval the admin set again meanwhile stays, and the node's update event brings the pool
 // back with what the node is now. So a conflict is no error.
 func (r *Reconciler) writeOffers(ctx context.Context, offers []rollout.Offer, nodes []*corev1.Node) error {
+	if len(offers) == 0 {
+		return nil // the usual case, without a map of every node
+	}
 	byName := make(map[string]*corev1.Node, len(nodes))
 	for _, n := range nodes {
 		byName[n.Name] = n

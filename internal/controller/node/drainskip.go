@@ -100,6 +100,9 @@ func (r *Reconciler) skipDrain(ctx context.Context, n *corev1.Node, target strin
 func (r *Reconciler) clearDrainNotes(ctx context.Context, members []*corev1.Node, target string) error {
 	var errs []error
 	for _, n := range members {
+		if !drainpolicy.HasNotes(n) {
+			continue // nearly every node: no need to work out whether it is done
+		}
 		done := rollout.UpdatedTo(n, target) && n.Annotations[protocol.CurrentConfigAnnotation] == target
 		keys := drainpolicy.Stale(n, target, done)
 		if len(keys) == 0 {

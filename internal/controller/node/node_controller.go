@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,6 +65,8 @@ type Reconciler struct {
 	plans changeplan.Cache
 	// statusWrites paces writes of a pool's status that change only its counts.
 	statusWrites statusWrites
+	// decisions spaces the decisions Node events wake a pool for.
+	decisions decisions
 	// owners remembers which pool each rendered config a node first booted into belongs to.
 	owners ownerMemo
 	// reported remembers warnings already emitted (key → message), so events mark transitions
@@ -110,18 +113,26 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile decides the pool's next step and writes it.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	// The decision reads the cache from here on: a Node event from now on may change it, and
+	// wakes the pool again once the spacing has passed. Recorded before anything is read, or
+	// the events of that moment, spaced from the decision before, would ask for another one
+	// right after this.
+	began := time.Now()
+	r.decisions.begin(req.Name, began)
 	pool := &mcfgv1.MachineConfigPool{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			forgetPoolMetrics(req.Name)
 			r.statusWrites.forget(req.Name)
+			r.decisions.forget(req.Name)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	members, unmanaged, labelErr, err := r.members(ctx, pool)
+	members, unmanaged, read, labelErr, err := r.members(ctx, pool)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	r.decisions.read(pool.Name, read)
 	paced, err := r.pace(ctx, pool, members)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -156,7 +167,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.recordPrevious(ctx, pool, d); err != nil {
 		return reconcile.Result{}, errors.Join(err, offersErr, nodesErr)
 	}
-	countsDue, err := r.writeStatus(ctx, pool, d)
+	countsDue, err := r.writeStatus(ctx, pool, d, began)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -181,11 +192,7 @@ func (r *Reconciler) reportUnresponsive(pool *mcfgv1.MachineConfigPool, members 
 		r.warnOnce(pool, "unresponsive/"+pool.Name+"/"+u.Node, ReasonNodeUnresponsive,
 			fmt.Sprintf("%s; no further nodes of pool %s are started until it is Ready again or deleted", u, pool.Name))
 	}
-	for _, n := range members {
-		if !isLost[n.Name] {
-			r.forgetWarning("unresponsive/" + pool.Name + "/" + n.Name)
-		}
-	}
+	r.forgetNodeWarnings("unresponsive/"+pool.Name+"/", members, isLost)
 }
 
 // members lists the pool's managed nodes and its nodes not managed yet (joining, or waiting to
@@ -195,10 +202,10 @@ func (r *Reconciler) reportUnresponsive(pool *mcfgv1.MachineConfigPool, members 
 // custom pool get its labels first (settleCustomBoots), and nodes no pool manages lose their
 // adoption offer; labelErr is a failure to write either, which leaves labelled nodes out until
 // a retry.
-func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool) (members, unmanaged []*corev1.Node, labelErr, err error) {
+func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool) (members, unmanaged []*corev1.Node, read int, labelErr, err error) {
 	var poolList mcfgv1.MachineConfigPoolList
 	if err := r.Client.List(ctx, &poolList); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, 0, nil, err
 	}
 	// Every reconcile reads every Node, and copying them all was most of a reconcile's cost at
 	// 5,000 nodes (bench/rollout: the controller used 74 s of CPU for 776 reconciles of the
@@ -208,11 +215,8 @@ func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool
 	for i := range poolList.Items {
 		pools[i] = &poolList.Items[i]
 	}
-	exists := make(map[string]bool, len(nodes))
-	for _, n := range nodes {
-		exists[n.Name] = true
-	}
-	r.pending.forgetMissing(func(name string) bool { return exists[name] })
+	read = len(nodes)
+	r.pending.forgetMissing(nodes)
 	held, labelErr := r.settleCustomBoots(ctx, pools, nodes)
 	if len(held) > 0 {
 		nodes = slices.DeleteFunc(nodes, func(n *corev1.Node) bool { return held[n.Name] })
@@ -226,10 +230,8 @@ func (r *Reconciler) members(ctx context.Context, pool *mcfgv1.MachineConfigPool
 			}
 		}
 	}
-	for _, n := range members {
-		r.forgetWarning("node/" + n.Name)
-	}
-	return members, unmanaged, errors.Join(labelErr, strayErr), nil
+	r.forgetNodeWarnings("node/", members, nil)
+	return members, unmanaged, read, errors.Join(labelErr, strayErr), nil
 }
 
 // warnOnce emits a Warning event unless the same message was already emitted for key.
@@ -252,4 +254,26 @@ func (r *Reconciler) forgetWarning(key string) {
 	r.reportedMu.Lock()
 	delete(r.reported, key)
 	r.reportedMu.Unlock()
+}
+
+// forgetNodeWarnings forgets the warnings keyed prefix + node name of nodes, except those keep
+// names. It walks the few warnings remembered instead of building every node's key: a decision
+// does this for every node of its pool.
+func (r *Reconciler) forgetNodeWarnings(prefix string, nodes []*corev1.Node, keep map[string]bool) {
+	r.reportedMu.Lock()
+	defer r.reportedMu.Unlock()
+	var named map[string]bool
+	for key := range r.reported {
+		if name, ok := strings.CutPrefix(key, prefix); ok && !keep[name] {
+			if named == nil {
+				named = make(map[string]bool, len(nodes))
+				for _, n := range nodes {
+					named[n.Name] = true
+				}
+			}
+			if named[name] {
+				delete(r.reported, key)
+			}
+		}
+	}
 }

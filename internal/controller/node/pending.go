@@ -1,9 +1,12 @@
 package node
 
 import (
+	"encoding/json"
+	"fmt"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/mco-dev/mco/internal/protocol"
@@ -63,12 +66,23 @@ func (p *pendingWrites) overlay(nodes []*corev1.Node) []*corev1.Node {
 	return out
 }
 
-// forgetMissing drops entries of nodes that no longer exist.
-func (p *pendingWrites) forgetMissing(exists func(string) bool) {
+// forgetMissing drops entries of nodes that are not among nodes (no longer exist). It looks the
+// nodes up among the few entries rather than building a set of every node's name: that set, at
+// 5,000 nodes, was a sizeable part of each decision's allocations.
+func (p *pendingWrites) forgetMissing(nodes []*corev1.Node) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if len(p.byNode) == 0 {
+		return
+	}
+	seen := make(map[string]bool, len(p.byNode))
+	for _, n := range nodes {
+		if _, ok := p.byNode[n.Name]; ok {
+			seen[n.Name] = true
+		}
+	}
 	for name := range p.byNode {
-		if !exists(name) {
+		if !seen[name] {
 			delete(p.byNode, name)
 		}
 	}
@@ -81,17 +95,23 @@ func withOwned(n *corev1.Node, o owned) *corev1.Node {
 		c.Annotations = map[string]string{}
 	}
 	c.Annotations[protocol.DesiredConfigAnnotation] = o.desired
-	var taints []corev1.Taint
-	for _, t := range c.Spec.Taints {
+	c.Spec.Taints = ownedTaints(c.Spec.Taints, o.tainted)
+	return c
+}
+
+// ownedTaints is taints, in a new slice, with the UpdateInProgress taint if tainted and
+// without it otherwise.
+func ownedTaints(taints []corev1.Taint, tainted bool) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range taints {
 		if t.Key != protocol.UpdateInProgressTaintKey {
-			taints = append(taints, t)
+			out = append(out, t)
 		}
 	}
-	if o.tainted {
-		taints = append(taints, updateTaint)
+	if tainted {
+		out = append(out, updateTaint)
 	}
-	c.Spec.Taints = taints
-	return c
+	return out
 }
 
 var updateTaint = corev1.Taint{Key: protocol.UpdateInProgressTaintKey, Effect: corev1.TaintEffectPreferNoSchedule}
@@ -103,4 +123,45 @@ func hasUpdateTaint(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// ownedPatch is the strategic merge patch that sets n's owned fields to o: desiredConfig when
+// it differs (or is missing), and the whole taint list when it changes (Node taints have no
+// merge key, so a strategic merge patch replaces the list, as client.StrategicMergeFrom writes
+// it too). With lock it carries n's resourceVersion, so the API server refuses it if the Node
+// changed since it was read (client.MergeFromWithOptimisticLock). It is what
+// client.StrategicMergeFrom(n) computes for withOwned(n, o), built from the two fields instead
+// of serializing both Nodes and diffing them: that was most of the controller's CPU per node
+// write in a 5,000-node rollout (bench/rollout -profile).
+func ownedPatch(n *corev1.Node, o owned, lock bool) ([]byte, error) {
+	type taintsPatch struct {
+		// No omitempty: null removes the list.
+		Taints []corev1.Taint `json:"taints"`
+	}
+	type metaPatch struct {
+		Annotations     map[string]string `json:"annotations,omitempty"`
+		ResourceVersion string            `json:"resourceVersion,omitempty"`
+	}
+	var p struct {
+		Metadata *metaPatch   `json:"metadata,omitempty"`
+		Spec     *taintsPatch `json:"spec,omitempty"`
+	}
+	meta := metaPatch{}
+	if v, ok := n.Annotations[protocol.DesiredConfigAnnotation]; !ok || v != o.desired {
+		meta.Annotations = map[string]string{protocol.DesiredConfigAnnotation: o.desired}
+	}
+	if lock {
+		if n.ResourceVersion == "" {
+			return nil, fmt.Errorf("node %s has no resourceVersion to lock the write on", n.Name)
+		}
+		meta.ResourceVersion = n.ResourceVersion
+	}
+	if meta.Annotations != nil || meta.ResourceVersion != "" {
+		p.Metadata = &meta
+	}
+	// Serialized, an empty list is no list (omitempty), as the diff of the two Nodes saw it.
+	if taints := ownedTaints(n.Spec.Taints, o.tainted); (len(n.Spec.Taints) > 0 || len(taints) > 0) && !equality.Semantic.DeepEqual(n.Spec.Taints, taints) {
+		p.Spec = &taintsPatch{Taints: taints}
+	}
+	return json.Marshal(p)
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"maps"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,11 +25,14 @@ import (
 // nodeHandler enqueues the pools whose nodeSelector matches a node before or after a change,
 // so the pool a node leaves is recounted as well as the one it joins, and the custom pool a
 // node first booted into while it does not carry that pool's labels yet (a kubelet need not
-// give it any label a pool selects).
+// give it any label a pool selects). Each pool is woken no sooner than its decisions' spacing
+// allows (decisions.wake).
 func (r *Reconciler) nodeHandler() handler.EventHandler {
 	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], nodes ...client.Object) {
+		now := time.Now()
 		var pools mcfgv1.MachineConfigPoolList
-		if err := r.Client.List(ctx, &pools); err != nil {
+		// Read only, like the rest of the event handler: no copy of every pool per Node event.
+		if err := r.Client.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "listing pools for a node event")
 			return
 		}
@@ -42,12 +46,12 @@ func (r *Reconciler) nodeHandler() handler.EventHandler {
 		}
 		for i := range pools.Items {
 			if booted[pools.Items[i].Name] {
-				q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: pools.Items[i].Name}})
+				r.decisions.wake(q, pools.Items[i].Name, now)
 				continue
 			}
 			for _, obj := range nodes {
 				if n, ok := obj.(*corev1.Node); ok && rollout.Selects(&pools.Items[i], n) {
-					q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: pools.Items[i].Name}})
+					r.decisions.wake(q, pools.Items[i].Name, now)
 					break
 				}
 			}
@@ -76,7 +80,7 @@ var relevantNodeChange = predicate.Funcs{
 			return true
 		}
 		return !maps.Equal(old.Labels, cur.Labels) ||
-			!maps.Equal(protocolAnnotations(old), protocolAnnotations(cur)) ||
+			watchedAnnotationChanged(old, cur) ||
 			old.Spec.Unschedulable != cur.Spec.Unschedulable ||
 			!equality.Semantic.DeepEqual(old.Spec.Taints, cur.Spec.Taints) ||
 			rollout.Healthy(old) != rollout.Healthy(cur) // with the cordon above, Ready too
@@ -113,14 +117,17 @@ var watchedAnnotations = []string{
 	rolloutv1.UpdatePriorityAnnotation,
 }
 
-func protocolAnnotations(n *corev1.Node) map[string]string {
-	out := make(map[string]string, len(watchedAnnotations))
+// watchedAnnotationChanged reports whether one of the watchedAnnotations appeared, went or
+// changed value. It compares in place: the predicate sees every Node update of the cluster.
+func watchedAnnotationChanged(old, cur *corev1.Node) bool {
 	for _, k := range watchedAnnotations {
-		if v, ok := n.Annotations[k]; ok {
-			out[k] = v
+		o, inOld := old.Annotations[k]
+		c, inCur := cur.Annotations[k]
+		if inOld != inCur || o != c {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // podHandler enqueues the paced pools selecting a DaemonSet pod's node: its readiness is the

@@ -12,6 +12,8 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/protocol"
@@ -46,15 +48,14 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			patched := withOwned(n, wants[i])
-			var opts []client.MergeFromOption
-			if locked[n.Name] {
-				// Moved off a superseded target only if its agent has not asked for the drain
-				// since the node was read (rollout.Superseded); adopted only if the approval
-				// and the agent's plan are still what the decision read.
-				opts = append(opts, client.MergeFromWithOptimisticLock{})
+			// Moved off a superseded target only if its agent has not asked for the drain since
+			// the node was read (rollout.Superseded); adopted only if the approval and the
+			// agent's plan are still what the decision read.
+			data, err := ownedPatch(n, wants[i], locked[n.Name])
+			patched := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}} // what the API server returns
+			if err == nil {
+				err = r.Client.Patch(ctx, patched, client.RawPatch(types.StrategicMergePatchType, data))
 			}
-			err := r.Client.Patch(ctx, patched, client.StrategicMergeFrom(n, opts...))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -139,7 +140,7 @@ func nodeList(names []string) string {
 // when only counts changed and the last write was recent (statusWrite). The optimistic lock
 // makes a concurrent RenderDegraded write by the render controller a conflict (and a requeue)
 // instead of a lost condition.
-func (r *Reconciler) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, d rollout.Decision) (wait time.Duration, err error) {
+func (r *Reconciler) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfigPool, d rollout.Decision, began time.Time) (wait time.Duration, err error) {
 	now, wait := statusWrite(&pool.Status, &d.Status, r.statusWrites.since(pool.Name))
 	if !now {
 		return wait, nil
@@ -149,7 +150,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfig
 	if err := r.Client.Status().Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return 0, fmt.Errorf("pool %s status: %w", pool.Name, err)
 	}
-	r.statusWrites.wrote(pool.Name)
+	r.statusWrites.wrote(pool.Name, began)
 	if d.Completed {
 		r.Recorder.Eventf(pool, corev1.EventTypeNormal, ReasonCompleted, "All %d nodes are updated with MachineConfig %s", d.Status.MachineCount, d.Target)
 	}

@@ -41,7 +41,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // still carrying it (to turn it False).
 func (r *Reconciler) concernedPools(ctx context.Context, _ client.Object) []reconcile.Request {
 	var pools mcfgv1.MachineConfigPoolList
-	if err := r.Client.List(ctx, &pools); err != nil {
+	// Read only: no copy of every pool for each node event of a rollout.
+	if err := r.Client.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing pools")
 		return nil
 	}
