@@ -69,15 +69,17 @@ fmt:
 
 # The cluster suites (real machines; one dev cluster on the host at a time) take most of the
 # time, so they start first and every other package runs beside them, instead of after them in
-# import-path order.
+# import-path order. The failpoint package runs once more without the tag: its release build
+# (failpoint_off.go) must neither read an arming nor kill.
 CLUSTER_PKGS := ./test/e2e/ ./test/chaos/
 test: NODE_TAGS := nodeagent,$(TEST_TAGS)
 test: tools build vet image ## unit, integration, e2e and chaos tests: a real kube-apiserver and etcd, real machines with real kubelets, mco's own image
 	@$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) $(CLUSTER_PKGS) & clusters=$$!; \
 	$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) $$($(GO) list ./... | grep -v -E '/test/(e2e|chaos)$$'); others=$$?; \
 	(cd hack/tools && $(GO) test ./pause/); pause=$$?; \
+	$(GO) test ./internal/daemon/failpoint/; released=$$?; \
 	wait $$clusters; clustered=$$?; \
-	test $$others -eq 0 && test $$pause -eq 0 && test $$clustered -eq 0
+	test $$others -eq 0 && test $$pause -eq 0 && test $$released -eq 0 && test $$clustered -eq 0
 
 unit: ## only the tests that need no control plane (fast)
 	$(GO) test -short -tags $(TEST_TAGS) ./...
