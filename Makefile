@@ -8,8 +8,8 @@ COMMIT ?= $(shell git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
            -X github.com/mco-dev/mco/internal/version.Commit=$(COMMIT)
 # Integration tests start real control planes; on 2 cores, more parallel packages only thrash.
-# test/e2e and test/chaos take turns with the host's dev-cluster lock, and a package's timeout
-# counts its wait for the other's turn.
+# test/e2e and test/chaos run side by side, each on a dev network of its own (network slots 0
+# and 1, test/clustertest); a second run of the same suite waits for its slot's lock.
 TEST_FLAGS ?= -p 2 -timeout 45m
 # The agent's test failpoints (internal/daemon/failpoint: SIGKILL, pause or hold at a step) exist
 # only in builds with the tag failpoints. Test binaries always have it (TEST_TAGS): the tests

@@ -13,6 +13,7 @@ import (
 
 	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
 	"github.com/mco-dev/mco/internal/dev/machine"
+	devnet "github.com/mco-dev/mco/internal/dev/network"
 )
 
 // defaultToolsDir is bin/tools beside bin/mco, where `make tools` puts them.
@@ -88,6 +89,7 @@ Needs root (namespaces, loop mounts).`,
 	up.Flags().StringSliceVar(&opts.CustomPools, "custom-pools", nil, "custom pools to create (they inherit worker)")
 	up.Flags().StringVar(&layout, "layout", string(devcluster.LayoutOpenShift), "how machines are built: openshift (Ignition from mco's server) or kubeadm (a distribution image as kubeadm join leaves it, mco installed afterwards)")
 	up.Flags().BoolVar(&install, "install", true, "kubeadm layout: install mco once the nodes are up (false: leave it to README's kubeadm install)")
+	up.Flags().IntVar(&opts.NetworkSlot, "network-slot", 0, fmt.Sprintf("which of this host's %d dev networks the cluster uses (0: nodes on 10.87.0.0/24; n: 10.87.n.0/24, Services 10.(96+n).0.0/16, pods 10.(244+n).0.0/16), to run clusters side by side", devnet.Slots))
 
 	var pool string
 	join := &cobra.Command{

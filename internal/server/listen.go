@@ -46,8 +46,10 @@ const DefaultMaxHeaderBytes = 8 << 10
 // port 0) learn the addresses before serving starts.
 type Listeners struct {
 	Secure, Insecure, Metrics net.Listener
-	certs                     *certwatcher.CertWatcher
-	opts                      ListenOptions
+	// MetricsErr is why the metrics address could not be bound (Metrics is then nil).
+	MetricsErr error
+	certs      *certwatcher.CertWatcher
+	opts       ListenOptions
 }
 
 // Listen binds the configured addresses and loads the serving certificate.
@@ -79,9 +81,11 @@ func Listen(opts ListenOptions) (*Listeners, error) {
 		l.Insecure = netutil.LimitListener(l.Insecure, opts.MaxConnections)
 	}
 	if opts.MetricsAddress != "" {
-		if l.Metrics, err = net.Listen("tcp", opts.MetricsAddress); err != nil {
-			return nil, errors.Join(err, l.close())
-		}
+		// Machines' configs matter more than the server's metrics: an address taken on the host
+		// (the server runs in the host's network; a stale process, or another dev cluster's
+		// server on the same loopback port) must not keep new machines from booting. Serve says
+		// so as an error, once, and the server goes on, as the agent does.
+		l.Metrics, l.MetricsErr = net.Listen("tcp", opts.MetricsAddress)
 	}
 	if l.Secure == nil && l.Insecure == nil {
 		return nil, errors.Join(errors.New("both the secure and the insecure listener are disabled"), l.close())
@@ -139,6 +143,9 @@ func (l *Listeners) Serve(ctx context.Context, handler http.Handler, log *slog.L
 	if l.Insecure != nil {
 		log.Info("serving HTTP", "address", l.Insecure.Addr().String())
 		start(newHTTPServer(handler, l.opts.MaxHeaderBytes), l.Insecure, false)
+	}
+	if l.MetricsErr != nil {
+		log.Error("metrics are not served; the server goes on without them", "address", l.opts.MetricsAddress, "err", l.MetricsErr)
 	}
 	if l.Metrics != nil && l.opts.Gatherer != nil {
 		mux := http.NewServeMux()

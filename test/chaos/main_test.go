@@ -7,6 +7,7 @@ import (
 	"github.com/mco-dev/mco/test/clustertest"
 )
 
-// TestMain holds the host's dev-cluster lock for the package's whole run (clustertest.Main), so
-// that waiting for the other suite's clusters counts against no test's deadline.
-func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }
+// TestMain holds the dev-cluster lock of the package's network slot for its whole run
+// (clustertest.Main): the other suite's clusters run beside it on their own slot, and waiting
+// for another run of this one counts against no test's deadline.
+func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, clustertest.ChaosSlot)) }

@@ -94,7 +94,7 @@ func StartWith(t testing.TB, ctx context.Context, o Options) *Cluster {
 	}
 	opts := devcluster.Options{Dir: dir, Nodes: o.Nodes, NodePools: []string{"worker"}, ToolsDir: testenv.ToolsDir(), MCO: mco,
 		Image: filepath.Join(testenv.RepoRoot(), "bin", "mco-image.tar"), Manifests: filepath.Join(testenv.RepoRoot(), "config", variant),
-		Layout: o.Layout, NoInstall: o.NoInstall}
+		Layout: o.Layout, NoInstall: o.NoInstall, NetworkSlot: networkSlot}
 	if err := devcluster.Up(ctx, opts); err != nil {
 		t.Fatalf("mco dev up: %v", err)
 	}
@@ -296,8 +296,3 @@ func FileConfig(name, path, content string) *mcfgv1.MachineConfig {
 		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
 	}
 }
-
-// LockFile serialises the dev clusters of tests on one host (test/e2e and test/chaos run as
-// separate processes under `go test -p 2`): the machines of every cluster share the host's
-// cgroup hierarchy, and two clusters rebooting machines at once were seen to stall each other.
-var LockFile = filepath.Join(os.TempDir(), "mco-dev-cluster-tests.lock")

@@ -19,24 +19,20 @@ import (
 // its sha256.
 const diagnoseToken = "diagnose-e2e-bearer-0123456789"
 
-// TestDiagnose runs the built `mco diagnose` against a dev cluster of one real machine that
+// diagnoseBundle runs the built `mco diagnose` against a dev cluster whose real machines
 // rolled out a MachineConfig with a token file, and reads the bundle back: the objects, the
 // token only as its hash (in the MachineConfig and the rendered config alike), the
 // controller's log, the machine's agent journal, events, and a summary naming the node.
-func TestDiagnose(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+func diagnoseBundle(t *testing.T, ctx context.Context, cl *clustertest.Cluster, workers []string) {
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
 	defer cancel()
 	mco := testenv.RequireMCO(t)
-	cl := clustertest.Start(t, ctx, 1)
 	previous := cl.Pool(t, ctx).Spec.Configuration.Name
 	const mcName, tokenPath = "50-worker-diagnose-token", "/etc/mco-diagnose/api-token"
 	if err := cl.C.Create(ctx, clustertest.FileConfig(mcName, tokenPath, diagnoseToken)); err != nil {
 		t.Fatal(err)
 	}
-	target := cl.WaitUpdatedWith(t, ctx, previous, 1, mcName)
+	target := cl.WaitUpdatedWith(t, ctx, previous, int32(len(workers)), mcName)
 	if got := cl.NodeFile(ctx, "worker-0", tokenPath); got != diagnoseToken {
 		t.Fatalf("%s on worker-0 = %q: the rollout did not write it", tokenPath, got)
 	}

@@ -11,20 +11,16 @@ import (
 	"github.com/mco-dev/mco/test/clustertest"
 )
 
-// TestOneApplyOneReboot is issue 24's demo case on real machines: one `kubectl apply -f dir/`
+// oneApplyOneReboot is issue 24's demo case on real machines: one `kubectl apply -f dir/`
 // of five MachineConfigs (three files, a unit, a kernel argument) reboots each machine exactly
 // once, and the pool ends on a rendered config holding all five. kubectl creates them one after
 // the other; a pool rendered after the first would send a machine through a drain and a reboot
 // for a partial config, then again for the whole.
-func TestOneApplyOneReboot(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+func oneApplyOneReboot(t *testing.T, ctx context.Context, cl *clustertest.Cluster, machines []string) {
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
 	defer cancel()
 	kubectl := testenv.RequireTool(t, "kubectl")
-	cl := clustertest.Start(t, ctx, 2)
-	machines := []string{"worker-0", "worker-1"}
+	cl.Watcher.Reset()
 	t.Cleanup(func() {
 		if t.Failed() {
 			logState(t, cl, machines)

@@ -17,17 +17,14 @@ import (
 	"github.com/mco-dev/mco/test/clustertest"
 )
 
-// TestPacedRollout: a MachineConfigPoolRollout with a one-node canary and a soak holds the
+// pacedRollout: a MachineConfigPoolRollout with a one-node canary and a soak holds the
 // rest of the worker pool on real machines until the soak has passed on the real clock (the
 // controller's own requeue, no poke), then lets maxUnavailable roll the rest.
-func TestPacedRollout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
-	}
+// The policy is deleted when it ends, so later steps roll out unpaced.
+func pacedRollout(t *testing.T, ctx context.Context, cl *clustertest.Cluster, workers []string) {
 	const soak = 15 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
 	defer cancel()
-	cl := clustertest.Start(t, ctx, 3)
 	before := cl.Pool(t, ctx).Spec.Configuration.Name
 
 	policy := &rolloutv1.MachineConfigPoolRollout{ObjectMeta: metav1.ObjectMeta{Name: "workers"},
@@ -39,6 +36,11 @@ func TestPacedRollout(t *testing.T) {
 	if err := cl.C.Create(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := cl.C.Delete(context.Background(), policy); err != nil {
+			t.Errorf("deleting the MachineConfigPoolRollout: %v", err)
+		}
+	})
 
 	// When each node was first pointed at a new target, seen by polling.
 	var mu sync.Mutex
@@ -82,7 +84,7 @@ func TestPacedRollout(t *testing.T) {
 		t.Errorf("while the canary soaks %d nodes were targeted (%v), want 1", len(targetedAt), targetedAt)
 	}
 	mu.Unlock()
-	after := cl.WaitUpdated(t, ctx, before, 3)
+	after := cl.WaitUpdated(t, ctx, before, int32(len(workers)))
 	if after != canary.Target {
 		t.Errorf("the pool ended on %s, the canary was on %s", after, canary.Target)
 	}
@@ -90,8 +92,8 @@ func TestPacedRollout(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if len(targetedAt) != 3 {
-		t.Fatalf("targeted %v, want all 3 workers", targetedAt)
+	if len(targetedAt) != len(workers) {
+		t.Fatalf("targeted %v, want all %d workers", targetedAt, len(workers))
 	}
 	// Only the canary may start before its soak ends (batchFinishedAt is truncated to the
 	// second, hence the second of slack).
@@ -110,7 +112,7 @@ func TestPacedRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := pacing.PoolEntry(&p.Status, protocol.WorkerPool)
-	if e == nil || e.Batch < 2 || p.Status.NodesDone != 3 {
+	if e == nil || e.Batch < 2 || p.Status.NodesDone != int32(len(workers)) {
 		t.Errorf("policy status after the rollout: %+v", p.Status)
 	}
 }

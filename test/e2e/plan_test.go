@@ -91,21 +91,16 @@ spec:
       - type: None
 `
 
-// TestPlan checks `mco plan`'s predictions against what the agent then does on real machines:
+// planAgainstAgent checks `mco plan`'s predictions against what the agent then does on real machines:
 // for each change, the built bin/mco plans it against the cluster, kubectl applies it, and
 // once the pool is Updated the agent's events on the Node, the machine's boot count and its
 // files must agree with the plan: the rendered config, drain or not, reboot or not, and for a
 // change without a reboot the exact actions.
-func TestPlan(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+func planAgainstAgent(t *testing.T, ctx context.Context, cl *clustertest.Cluster, workers []string) {
+	ctx, cancel := context.WithTimeout(ctx, 12*time.Minute)
 	defer cancel()
 	mco := testenv.RequireMCO(t)
 	kubectl := testenv.RequireTool(t, "kubectl")
-	cl := clustertest.Start(t, ctx, 2)
-	workers := []string{"worker-0", "worker-1"}
 	t.Cleanup(func() {
 		if t.Failed() {
 			logState(t, cl, workers)

@@ -23,7 +23,7 @@ import (
 	"github.com/mco-dev/mco/test/clustertest"
 )
 
-// TestDrainKeepsTheWorkload: real pods on real kubelets through a kernel-argument rollout. A
+// drainKeepsTheWorkload: real pods on real kubelets through a kernel-argument rollout. A
 // Deployment of 2 replicas spread over the workers starts under a PodDisruptionBudget that
 // allows no disruption (minAvailable 2): the first drain waits, the node reports the drain
 // blocked and `mco explain` names the pod and the budget. Relaxed to minAvailable 1, the
@@ -31,14 +31,10 @@ import (
 // of the pods), every replica is evicted and replaced, and the DaemonSet's pods run again on
 // every worker. (The graceful node
 // shutdown of each reboot ends DaemonSet pods, so their identity after the rollout says nothing
-// about the drain.)
-func TestDrainKeepsTheWorkload(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+// about the drain.) The workload is deleted when it ends.
+func drainKeepsTheWorkload(t *testing.T, ctx context.Context, cl *clustertest.Cluster, workers []string) {
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
 	defer cancel()
-	cl := clustertest.Start(t, ctx, 3)
 	c := cl.C
 	labels := map[string]string{"app": "web"}
 	pause := corev1.Container{Name: "pause", Image: image.PauseRef, ImagePullPolicy: corev1.PullNever}
@@ -81,9 +77,14 @@ func TestDrainKeepsTheWorkload(t *testing.T) {
 		if err := c.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() {
+			if err := c.Delete(context.Background(), obj); err != nil {
+				t.Errorf("deleting %T %s: %v", obj, obj.GetName(), err)
+			}
+		})
 	}
 	clustertest.Eventually(t, 2*time.Minute, "2 ready replicas and a DaemonSet pod on each worker", func() bool {
-		return len(readyPods(ctx, c, labels)) == 2 && len(readyPods(ctx, c, dsLabels)) == 3
+		return len(readyPods(ctx, c, labels)) == 2 && len(readyPods(ctx, c, dsLabels)) == len(workers)
 	})
 	before := readyPods(ctx, c, labels)
 
@@ -154,7 +155,7 @@ func TestDrainKeepsTheWorkload(t *testing.T) {
 	if err := c.Patch(ctx, pdb, relax); err != nil {
 		t.Fatal(err)
 	}
-	cl.WaitUpdatedWith(t, ctx, previous, 3, karg.Name)
+	cl.WaitUpdatedWith(t, ctx, previous, int32(len(workers)), karg.Name)
 	clustertest.Eventually(t, 2*time.Minute, "2 ready replicas after the rollout", func() bool {
 		return len(readyPods(ctx, c, labels)) == 2
 	})
@@ -171,7 +172,7 @@ func TestDrainKeepsTheWorkload(t *testing.T) {
 		}
 	}
 	clustertest.Eventually(t, 2*time.Minute, "a DaemonSet pod ready on each worker after the rollout", func() bool {
-		return len(readyPods(ctx, c, dsLabels)) == 3
+		return len(readyPods(ctx, c, dsLabels)) == len(workers)
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -43,18 +42,13 @@ const (
 	ServerProcess     = "^/usr/bin/mco-server server"
 )
 
-// ServerHost is where machines reach the Machine Config Server: the dev cluster's api-int.
-func ServerHost() string {
-	return net.JoinHostPort(devnet.Default().APIInt().String(), strconv.Itoa(devnet.APIIntPort))
-}
-
 // startBootstrapController runs mco controller on this host with config/default's arguments,
 // leader-elected like the Deployment's pods, so that the pod waits until this one ends.
 func (s *State) startBootstrapController(dir, mco, kubeconfig string) error {
 	return s.start(dir, BootstrapControllerProcess, mco, "controller", "--kubeconfig", kubeconfig,
 		"--leader-elect", "--leader-election-namespace", ServerNamespace,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
-		"--server-host", ServerHost())
+		"--server-host", s.ServerHost())
 }
 
 // servingCertSecret is the server's certificate, which the controller issues for api-int.
@@ -77,7 +71,7 @@ func (s *State) startBootstrapServer(ctx context.Context, c client.Client, dir, 
 	if err := os.WriteFile(keyFile, sec.Data[corev1.TLSPrivateKeyKey], 0o600); err != nil {
 		return err
 	}
-	host := devnet.Default().HostAddr()
+	host := s.Network().HostAddr()
 	if err := s.start(dir, BootstrapServerProcess, mco, "server", "--kubeconfig", kubeconfig, "--namespace", ServerNamespace,
 		"--bind-address", host.String(), "--secure-port", strconv.Itoa(devnet.APIIntPort), "--insecure-port", "0",
 		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile,
@@ -88,7 +82,7 @@ func (s *State) startBootstrapServer(ctx context.Context, c client.Client, dir, 
 	if err := poll(ctx, 30*time.Second, func() bool { return serves(target) }); err != nil {
 		return fmt.Errorf("the bootstrap server does not serve on %s: %w (see logs/%s.log)", target, err, BootstrapServerProcess)
 	}
-	return devnet.PointAPIInt(devnet.Default(), target)
+	return devnet.PointAPIInt(s.Network(), target)
 }
 
 // handOver moves api-int to the server pod on the control-plane machine once it serves, then
@@ -104,7 +98,7 @@ func (s *State) handOver(ctx context.Context, c client.Client, dir string) error
 	if err := poll(ctx, 3*time.Minute, func() bool { return serves(target) }); err != nil {
 		return fmt.Errorf("the server's pod on %s does not serve on %s: %w (kubectl -n %s logs daemonset/mco-server)", ControlPlaneMachine, target, err, ServerNamespace)
 	}
-	if err := devnet.PointAPIInt(devnet.Default(), target); err != nil {
+	if err := devnet.PointAPIInt(s.Network(), target); err != nil {
 		return err
 	}
 	for _, name := range []string{BootstrapServerProcess, BootstrapControllerProcess} {

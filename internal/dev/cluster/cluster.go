@@ -39,7 +39,10 @@ type Options struct {
 	Layout Layout
 	// NoInstall leaves a kubeadm layout's cluster without mco, for README's kubeadm install.
 	NoInstall bool
-	Log       io.Writer
+	// NetworkSlot is which of the host's dev networks to use (devnet.Slot; 0, the default, is
+	// the one README's commands show): clusters on different slots can run at once.
+	NetworkSlot int
+	Log         io.Writer
 }
 
 // Up starts a dev cluster in opts.Dir and returns when the pools are rendered, the server serves
@@ -68,7 +71,16 @@ func Up(ctx context.Context, opts Options) error {
 	if err := checkTraversable(dir); err != nil {
 		return err
 	}
-	certs := pki{dir: filepath.Join(dir, "pki")}
+	network := devnet.Slot(opts.NetworkSlot)
+	if err := network.Validate(); err != nil || opts.NetworkSlot < 0 || opts.NetworkSlot >= devnet.Slots {
+		return fmt.Errorf("network slot %d: want 0 to %d", opts.NetworkSlot, devnet.Slots-1)
+	}
+	if raised, err := raiseHostLimits("/proc/sys"); err != nil {
+		return err
+	} else if raised != "" {
+		logf(opts.Log, "%s", raised)
+	}
+	certs := pki{dir: filepath.Join(dir, "pki"), network: network}
 	if err := certs.create(); err != nil {
 		return fmt.Errorf("certificates: %w", err)
 	}
@@ -90,7 +102,8 @@ func Up(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	st := &State{Layout: layout, Processes: map[string]Process{}, ToolsDir: toolsDir, ImageArchive: archive, Manifests: manifests}
+	st := &State{Layout: layout, Processes: map[string]Process{}, ToolsDir: toolsDir, ImageArchive: archive, Manifests: manifests,
+		NetworkSlot: opts.NetworkSlot}
 	logf(opts.Log, "starting etcd and kube-apiserver")
 	apiURL, err := st.startControlPlane(ctx, dir, opts.ToolsDir, certs)
 	if err != nil {
@@ -112,7 +125,7 @@ func Up(ctx context.Context, opts Options) error {
 		return upKubeadm(ctx, opts, dir, st, c)
 	}
 	logf(opts.Log, "installing CRDs, pools and MachineConfiguration cluster")
-	if err := install(ctx, c, opts.CustomPools); err != nil {
+	if err := install(ctx, c, opts.CustomPools, st.Network()); err != nil {
 		return err
 	}
 	logf(opts.Log, "starting the bootstrap controller on this host (until the control plane's pods take over)")
@@ -120,14 +133,14 @@ func Up(ctx context.Context, opts Options) error {
 		return err
 	}
 	logf(opts.Log, "installing mco from its image as README's Install says: kubectl apply --server-side -k of config/default")
-	if err := installMCO(ctx, dir, filepath.Join(toolsDir, "kubectl"), kubeconfig, manifests, archive, ServerHost(), apiURL); err != nil {
+	if err := installMCO(ctx, dir, filepath.Join(toolsDir, "kubectl"), kubeconfig, manifests, archive, st.ServerHost(), apiURL); err != nil {
 		return err
 	}
-	logf(opts.Log, "starting the bootstrap Machine Config Server on this host, behind api-int %s", ServerHost())
+	logf(opts.Log, "starting the bootstrap Machine Config Server on this host, behind api-int %s", st.ServerHost())
 	if err := st.startBootstrapServer(ctx, c, dir, opts.MCO, kubeconfig, apiURL); err != nil {
 		return err
 	}
-	st.ServerURL = "https://" + ServerHost()
+	st.ServerURL = "https://" + st.ServerHost()
 	if err := st.save(dir); err != nil {
 		return err
 	}
@@ -214,6 +227,10 @@ func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) 
 	if err != nil {
 		return "", err
 	}
+	// The host may have rebooted since `mco dev up` raised its limits.
+	if _, err := raiseHostLimits("/proc/sys"); err != nil {
+		return "", err
+	}
 	name := freeName(dir, pool)
 	if err := st.addNode(ctx, c, dir, toolsDir, mco, name, pool); err != nil {
 		return "", err
@@ -265,7 +282,7 @@ func Down(dir string) error {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
 	}
-	if err := devnet.Teardown(devnet.Default()); err != nil {
+	if err := devnet.Teardown(st.Network()); err != nil {
 		errs = append(errs, fmt.Errorf("dev network: %w", err))
 	}
 	return errors.Join(errs...)

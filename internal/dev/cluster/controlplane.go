@@ -40,7 +40,7 @@ func (s *State) startControlPlane(ctx context.Context, dir, toolsDir string, cer
 	}
 	// The API server listens on this host's address for its machines: kubelets and pods (through
 	// the kubernetes Service) reach it there. Nothing of the cluster is on another address.
-	layout := devnet.Default()
+	layout := s.Network()
 	if err := devnet.Setup(layout, apiPort); err != nil {
 		return "", err
 	}

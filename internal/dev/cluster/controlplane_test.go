@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	devnet "github.com/mco-dev/mco/internal/dev/network"
 )
 
 func TestProcessStateSaysWhatAProcessDoes(t *testing.T) {
@@ -29,7 +31,7 @@ func TestProcessStateSaysWhatAProcessDoes(t *testing.T) {
 // TestWaitReadySaysTheCallersDeadlineEndedIt: a kube-apiserver that never answers ok, and a
 // caller whose deadline ends the wait long before the wait's own 2 minutes.
 func TestWaitReadySaysTheCallersDeadlineEndedIt(t *testing.T) {
-	certs := pki{dir: t.TempDir()}
+	certs := pki{dir: t.TempDir(), network: devnet.Default()}
 	if err := certs.create(); err != nil {
 		t.Fatal(err)
 	}

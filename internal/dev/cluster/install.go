@@ -16,6 +16,7 @@ import (
 
 	"github.com/mco-dev/mco/config/crd"
 	"github.com/mco-dev/mco/config/pools"
+	devnet "github.com/mco-dev/mco/internal/dev/network"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/server"
 )
@@ -59,7 +60,7 @@ func bootstrapObjects() []client.Object {
 // MachineConfiguration cluster. The pools' server tokens, the server's certificate and its CA
 // bundle are not made here: mco controller creates them, as on a real install, and the user-data controller
 // writes a pool's pointer config only once its token exists.
-func install(ctx context.Context, c client.Client, customPools []string) error {
+func install(ctx context.Context, c client.Client, customPools []string, network devnet.Layout) error {
 	crds, err := crd.Installed()
 	if err != nil {
 		return err
@@ -93,7 +94,7 @@ func install(ctx context.Context, c client.Client, customPools []string) error {
 		if err != nil {
 			return err
 		}
-		objects = append(objects, pool, baseConfig(name))
+		objects = append(objects, pool, baseConfig(name, network))
 	}
 	for _, name := range customPools {
 		objects = append(objects, CustomPool(name))

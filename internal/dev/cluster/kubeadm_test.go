@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/mco-dev/mco/internal/dev/machine"
+	devnet "github.com/mco-dev/mco/internal/dev/network"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -39,7 +40,7 @@ func fileOf(t *testing.T, set machine.FileSet, path string) machine.File {
 // (testdata/kubeadm: its kubelet-start phase's files for master-0 at 10.87.0.10).
 func TestKubeadmFilesAreKubeadms(t *testing.T) {
 	ca := []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
-	set, err := kubeadmFiles(kubeadmNode{NodeIP: "10.87.0.10", APIServerURL: "https://10.87.0.1:6443", CA: ca, Token: "abcdef.0123456789abcdef", CNI: "{}\n"})
+	set, err := kubeadmFiles(kubeadmNode{NodeIP: "10.87.0.10", APIServerURL: "https://10.87.0.1:6443", CA: ca, Token: "abcdef.0123456789abcdef", CNI: "{}\n", ClusterDNS: devnet.Default().ClusterDNS()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestBootstrapToken(t *testing.T) {
 // per-node patch and instance configuration.
 func TestKubeletConfigMap(t *testing.T) {
 	var data string
-	for _, obj := range kubeadmClusterObjects() {
+	for _, obj := range kubeadmClusterObjects(devnet.Default()) {
 		if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Name == kubeletConfigMap {
 			data = cm.Data["kubelet"]
 		}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	devnet "github.com/mco-dev/mco/internal/dev/network"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -70,7 +71,7 @@ func bootstrapTokenSecret(t bootstrapToken, expires time.Time) *corev1.Secret {
 // RBAC that lets a token's kubelet ask for its client certificate and have it approved (and
 // nodes renew theirs), and the cluster's kubelet configuration, which `kubeadm join` writes to
 // each node.
-func kubeadmClusterObjects() []client.Object {
+func kubeadmClusterObjects(network devnet.Layout) []client.Object {
 	bind := func(name, role string, subject string) client.Object {
 		return &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -84,7 +85,7 @@ func kubeadmClusterObjects() []client.Object {
 		bind("kubeadm:node-autoapprove-certificate-rotation", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", "system:nodes"),
 		&corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: kubeletConfigMap},
-			Data:       map[string]string{"kubelet": kubeletConfigYAML("", "127.0.0.1", "")},
+			Data:       map[string]string{"kubelet": kubeletConfigYAML("", "127.0.0.1", "", network.ClusterDNS())},
 		},
 	}
 }

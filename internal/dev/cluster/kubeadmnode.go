@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"net/netip"
 	"path"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -43,6 +44,8 @@ type kubeadmNode struct {
 	Token        string
 	// CNI is the pod network's configuration list (the CNI plugin's).
 	CNI string
+	// ClusterDNS is the kubelet's clusterDNS, the network's (devnet.Layout.ClusterDNS).
+	ClusterDNS netip.Addr
 }
 
 // kubeadmFiles is what `kubeadm join` (and the admin's node preparation before it, as kubeadm's
@@ -66,7 +69,7 @@ func kubeadmFiles(n kubeadmNode) (machine.FileSet, error) {
 			{Path: path.Join(CNIConfDir, "10-mco-dev.conflist"), Mode: 0o644, Content: n.CNI},
 			{Path: KubeadmCAPath, Mode: 0o644, Content: string(n.CA)},
 			{Path: KubeadmBootstrapKubeconfig, Mode: 0o600, Content: string(bootstrap)},
-			{Path: KubeadmKubeletConfigPath, Mode: 0o644, Content: kubeletConfigYAML(n.NodeIP, n.NodeIP, containerdEndpoint)},
+			{Path: KubeadmKubeletConfigPath, Mode: 0o644, Content: kubeletConfigYAML(n.NodeIP, n.NodeIP, containerdEndpoint, n.ClusterDNS)},
 			{Path: KubeadmInstanceConfigPath, Mode: 0o644, Content: fmt.Sprintf("containerRuntimeEndpoint: %q\n", containerdEndpoint)},
 			{Path: KubeadmFlagsPath, Mode: 0o644, Content: fmt.Sprintf("KUBELET_KUBEADM_ARGS=%q\n", "--node-ip="+n.NodeIP)},
 			{Path: KubeletDefaultsPath, Mode: 0o644, Content: "KUBELET_EXTRA_ARGS=--config-dir=" + KubeletConfigDir + "\n"},
@@ -83,7 +86,7 @@ const containerdEndpoint = "unix:///run/containerd/containerd.sock"
 // it is what kubeadm uploads as ConfigMap kube-system/kubelet-config; a node's
 // /var/lib/kubelet/config.yaml adds its per-node patch (address, healthzBindAddress: see
 // testdata/kubeadm/patches) and its instance configuration (containerRuntimeEndpoint).
-func kubeletConfigYAML(address, healthzBindAddress, runtimeEndpoint string) string {
+func kubeletConfigYAML(address, healthzBindAddress, runtimeEndpoint string, clusterDNS netip.Addr) string {
 	head := ""
 	if address != "" {
 		head = "address: " + address + "\n"
@@ -108,7 +111,7 @@ authorization:
     cacheUnauthorizedTTL: 0s
 cgroupDriver: systemd
 clusterDNS:
-- 10.96.0.10
+- ` + clusterDNS.String() + `
 clusterDomain: cluster.local
 containerRuntimeEndpoint: ` + endpoint + `
 cpuManagerReconcilePeriod: 0s

@@ -25,7 +25,7 @@ import (
 // plane), mco is installed as README's "Install on a kubeadm cluster" says, unless NoInstall.
 func upKubeadm(ctx context.Context, opts Options, dir string, st *State, c client.Client) error {
 	logf(opts.Log, "setting up what kubeadm init leaves for joining nodes: bootstrap-token RBAC, kube-system/%s", kubeletConfigMap)
-	for _, obj := range kubeadmClusterObjects() {
+	for _, obj := range kubeadmClusterObjects(st.Network()) {
 		if err := createIfMissing(ctx, c, obj); err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func (s *State) addKubeadmNode(ctx context.Context, c client.Client, dir, mco, n
 		if err != nil {
 			return err
 		}
-		files, err := kubeadmFiles(kubeadmNode{NodeIP: cfg.Metadata.NodeIP, APIServerURL: s.APIServerURL, CA: ca, Token: token.String(), CNI: cni})
+		files, err := kubeadmFiles(kubeadmNode{NodeIP: cfg.Metadata.NodeIP, APIServerURL: s.APIServerURL, CA: ca, Token: token.String(), CNI: cni, ClusterDNS: s.Network().ClusterDNS()})
 		if err != nil {
 			return fmt.Errorf("machine %s: %w", name, err)
 		}
@@ -144,7 +144,7 @@ func InstallMCO(ctx context.Context, dir string) error {
 	if err := installCRDs(ctx, kubectl, kubeconfig, st.Manifests); err != nil {
 		return err
 	}
-	if err := installMCO(ctx, dir, kubectl, kubeconfig, st.Manifests, st.ImageArchive, ServerHost(), st.APIServerURL); err != nil {
+	if err := installMCO(ctx, dir, kubectl, kubeconfig, st.Manifests, st.ImageArchive, st.ServerHost(), st.APIServerURL); err != nil {
 		return err
 	}
 	c, _, err := scheme.NewClient(kubeconfig)
@@ -172,10 +172,10 @@ func (s *State) pointAPIIntAtControlPlane(ctx context.Context, c client.Client, 
 	if err != nil {
 		return err
 	}
-	if err := devnet.PointAPIInt(devnet.Default(), target); err != nil {
+	if err := devnet.PointAPIInt(s.Network(), target); err != nil {
 		return err
 	}
-	s.ServerURL = "https://" + ServerHost()
+	s.ServerURL = "https://" + s.ServerHost()
 	return s.save(dir)
 }
 

@@ -54,7 +54,7 @@ func InstallSettings(st *State) (Settings, error) {
 	if err != nil {
 		return Settings{}, err
 	}
-	return Settings{Image: mcoImage + ":" + tag, ServerHost: ServerHost(), APIServerURL: st.APIServerURL}, nil
+	return Settings{Image: mcoImage + ":" + tag, ServerHost: st.ServerHost(), APIServerURL: st.APIServerURL}, nil
 }
 
 // imageTag is the version tag an image archive (make image's docker-archive) carries for
@@ -140,5 +140,5 @@ func Upgrade(ctx context.Context, dir, archive string) (string, error) {
 	if err := errors.Join(errs...); err != nil {
 		return "", err
 	}
-	return tag, installMCO(ctx, dir, filepath.Join(st.ToolsDir, "kubectl"), filepath.Join(dir, "kubeconfig"), st.Manifests, archive, ServerHost(), st.APIServerURL)
+	return tag, installMCO(ctx, dir, filepath.Join(st.ToolsDir, "kubectl"), filepath.Join(dir, "kubeconfig"), st.Manifests, archive, st.ServerHost(), st.APIServerURL)
 }

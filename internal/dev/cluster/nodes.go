@@ -90,7 +90,7 @@ func (s *State) createMachine(dir, mco, name string, provision func(*machine.Con
 	if _, err := os.Stat(mdir); err == nil {
 		return fmt.Errorf("machine %s already exists at %s", name, mdir)
 	}
-	layout, index := devnet.Default(), len(s.Machines)
+	layout, index := s.Network(), len(s.Machines)
 	if index >= layout.MaxMachines() {
 		return fmt.Errorf("the dev network has addresses for %d machines", layout.MaxMachines())
 	}

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	devnet "github.com/mco-dev/mco/internal/dev/network"
@@ -22,6 +24,8 @@ import (
 // service account tokens.
 type pki struct {
 	dir string
+	// network is the cluster's address plan, whose addresses the API server's certificate names.
+	network devnet.Layout
 }
 
 // kubeletClientCert is the API server's client certificate for kubelets.
@@ -30,10 +34,11 @@ const kubeletClientCert = "apiserver-kubelet-client"
 func (p pki) path(name string) string { return filepath.Join(p.dir, name) }
 
 // create writes every certificate and key; existing ones are kept, so a restarted cluster keeps
-// trusting the kubeconfig and pointer configs it handed out.
+// trusting the kubeconfig and pointer configs it handed out, unless the cluster moved to
+// another network slot, whose addresses the API server's certificate does not name.
 func (p pki) create() error {
 	// The newest file tells a complete set: an older dev cluster's directory gets a new one.
-	if _, err := os.Stat(p.path(kubeletClientCert + ".crt")); err == nil {
+	if _, err := os.Stat(p.path(kubeletClientCert + ".crt")); err == nil && p.servesAt(p.network.HostAddr()) {
 		return nil
 	}
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
@@ -49,7 +54,7 @@ func (p pki) create() error {
 	// The API server is reached at the host's address for its machines, and by pods at the
 	// kubernetes Service, by its address or its names. (The Machine Config Server's certificate
 	// is mco controller's to issue, as on a real install.)
-	layout := devnet.Default()
+	layout := p.network
 	apiserver := x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IP(layout.HostAddr().AsSlice()), net.IP(layout.KubernetesService().AsSlice())},
@@ -76,6 +81,23 @@ func (p pki) create() error {
 		return err
 	}
 	return writeKeyPair(p.path("sa"), saKey)
+}
+
+// servesAt reports whether the API server's certificate names addr.
+func (p pki) servesAt(addr netip.Addr) bool {
+	data, err := os.ReadFile(p.path("apiserver.crt"))
+	if err != nil {
+		return false
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return false
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(cert.IPAddresses, func(ip net.IP) bool { return ip.Equal(addr.AsSlice()) })
 }
 
 func selfSignedCA() (*ecdsa.PrivateKey, *x509.Certificate, error) {

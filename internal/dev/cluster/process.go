@@ -3,13 +3,16 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/mco-dev/mco/internal/dev/machine"
+	devnet "github.com/mco-dev/mco/internal/dev/network"
 )
 
 // State is what DIR/state.json records: every process started, and the cluster's addresses.
@@ -27,6 +30,16 @@ type State struct {
 	Processes map[string]Process `json:"processes"`
 	// Machines are the dev machines, in the order they were created.
 	Machines []string `json:"machines,omitempty"`
+	// NetworkSlot is which of the host's dev networks the cluster is on (devnet.Slot).
+	NetworkSlot int `json:"networkSlot,omitempty"`
+}
+
+// Network is the cluster's address plan.
+func (s *State) Network() devnet.Layout { return devnet.Slot(s.NetworkSlot) }
+
+// ServerHost is where the cluster's machines reach the Machine Config Server: its api-int.
+func (s *State) ServerHost() string {
+	return net.JoinHostPort(s.Network().APIInt().String(), strconv.Itoa(devnet.APIIntPort))
 }
 
 // Process is one detached child.

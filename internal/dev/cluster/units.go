@@ -3,7 +3,9 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"net/url"
+	"strings"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +14,7 @@ import (
 	"github.com/mco-dev/mco/internal/dev/image"
 	"github.com/mco-dev/mco/internal/dev/machine"
 	"github.com/mco-dev/mco/internal/dev/machine/metadata"
+	devnet "github.com/mco-dev/mco/internal/dev/network"
 	"github.com/mco-dev/mco/internal/kubeletconfig"
 	"github.com/mco-dev/mco/internal/protocol"
 )
@@ -123,7 +126,7 @@ cgroupsPerQOS: true
 enforceNodeAllocatable: []
 containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 clusterDNS:
-- 10.96.0.10
+- CLUSTER_DNS
 clusterDomain: cluster.local
 readOnlyPort: 0
 failSwapOn: false
@@ -146,12 +149,14 @@ const gracefulShutdown = `shutdownGracePeriod: 90s
 shutdownGracePeriodCriticalPods: 60s
 `
 
-// kubeletConfFor is role's kubelet configuration.
-func kubeletConfFor(role string) string {
+// kubeletConfFor is role's kubelet configuration on the network whose cluster DNS address
+// (inside its blackholed Service range) is clusterDNS.
+func kubeletConfFor(role string, clusterDNS netip.Addr) string {
+	conf := strings.Replace(kubeletConf, "CLUSTER_DNS", clusterDNS.String(), 1)
 	if role == protocol.MasterPool {
-		return kubeletConf + gracefulShutdown
+		return conf + gracefulShutdown
 	}
-	return kubeletConf
+	return conf
 }
 
 // containerdConf is containerd's configuration in the OpenShift layout (see containerdConfFor):
@@ -193,7 +198,7 @@ state = "/run/containerd"
 // a pool renders before an admin adds anything. It records what the node is, like
 // /etc/os-release records the OS, and lays down the machine's node units and the kubelet's and
 // container runtime's configuration.
-func baseConfig(role string) *mcfgv1.MachineConfig {
+func baseConfig(role string, network devnet.Layout) *mcfgv1.MachineConfig {
 	type unit struct {
 		Name     string `json:"name"`
 		Enabled  bool   `json:"enabled"`
@@ -218,7 +223,7 @@ func baseConfig(role string) *mcfgv1.MachineConfig {
 			"directories": []map[string]any{{"path": "/etc/kubernetes/manifests", "mode": 0o755}},
 			"files": []file{
 				inline("/etc/mco-dev/role", "MCO_DEV_CLUSTER=1\nMCO_ROLE="+role+"\n"),
-				inline(kubeletconfig.KubeletConfPath, kubeletConfFor(role)),
+				inline(kubeletconfig.KubeletConfPath, kubeletConfFor(role, network.ClusterDNS())),
 				inline("/etc/containerd/config.toml", containerdConf),
 			},
 		},

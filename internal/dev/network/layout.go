@@ -18,17 +18,34 @@ type Layout struct {
 	Chain string
 }
 
-// Default is the dev cluster's layout: the Service range is kubeadm's (the built-in kubelet
-// configuration's clusterDNS, 10.96.0.10, is in it), the pod range flannel's default.
-func Default() Layout {
-	return Layout{
-		HostBridge: "mco-dev0", PodBridgePrefix: "mco-pods",
-		NodeNet:  netip.MustParsePrefix("10.87.0.0/24"),
-		Services: netip.MustParsePrefix("10.96.0.0/16"),
-		Pods:     netip.MustParsePrefix("10.244.0.0/16"),
+// Default is the dev cluster's layout, Slot(0): the Service range is kubeadm's (the built-in
+// kubelet configuration's clusterDNS, 10.96.0.10, is in it), the pod range flannel's default.
+func Default() Layout { return Slot(0) }
+
+// Slots is how many dev clusters can run on this host at once, each on a network of its own.
+const Slots = 8
+
+// Slot is the layout of the host's n-th dev network (0 <= n < Slots): its own bridges, chains
+// and ranges (nodes 10.87.n.0/24, Services 10.(96+n).0.0/16, pods 10.(244+n).0.0/16), so that
+// clusters on different slots (test/e2e's and test/chaos's, run side by side) share nothing.
+func Slot(n int) Layout {
+	l := Layout{
+		HostBridge: "mco-dev" + strconv.Itoa(n), PodBridgePrefix: "mco-pods",
+		NodeNet:  netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 87, byte(n), 0}), 24),
+		Services: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(96 + n), 0, 0}), 16),
+		Pods:     netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(244 + n), 0, 0}), 16),
 		Chain:    "MCO-DEV",
 	}
+	if n > 0 {
+		l.PodBridgePrefix = "mco" + strconv.Itoa(n) + "-pods"
+		l.Chain += strconv.Itoa(n)
+	}
+	return l
 }
+
+// ClusterDNS is the address kubelets give pods as their DNS server (the Service range's tenth,
+// kubeadm's choice): nothing answers there, and it is inside the blackholed Service range.
+func (l Layout) ClusterDNS() netip.Addr { return addrAt(l.Services.Addr(), 10) }
 
 // firstNode is the offset of machine 0's node address in NodeNet; below it, the host's own.
 const firstNode = 10

@@ -31,6 +31,49 @@ func TestAddresses(t *testing.T) {
 	}
 }
 
+// Slots are networks apart: two clusters on different slots share no bridge, chain or range,
+// and slot 0 is the layout dev clusters had before slots.
+func TestSlotsShareNothing(t *testing.T) {
+	if Slot(0) != Default() {
+		t.Fatalf("Slot(0) = %+v, want Default()", Slot(0))
+	}
+	if got := Default().ClusterDNS().String(); got != "10.96.0.10" {
+		t.Errorf("slot 0's cluster DNS = %s, want kubeadm's 10.96.0.10", got)
+	}
+	seen := map[string]int{}
+	for n := range Slots {
+		l := Slot(n)
+		if err := l.Validate(); err != nil {
+			t.Fatalf("slot %d: %v", n, err)
+		}
+		if !l.Services.Contains(l.ClusterDNS()) {
+			t.Errorf("slot %d: cluster DNS %s outside its Service range %s", n, l.ClusterDNS(), l.Services)
+		}
+		for _, name := range []string{l.HostBridge, l.PodBridge(0), l.Chain} {
+			if m, ok := seen[name]; ok {
+				t.Errorf("slots %d and %d both use %s", m, n, name)
+			}
+			seen[name] = n
+		}
+		for m := range n {
+			o := Slot(m)
+			for _, a := range []netip.Prefix{l.NodeNet, l.Services, l.Pods} {
+				for _, b := range []netip.Prefix{o.NodeNet, o.Services, o.Pods} {
+					if a.Overlaps(b) {
+						t.Errorf("slot %d's %s overlaps slot %d's %s", n, a, m, b)
+					}
+				}
+			}
+			if strings.HasPrefix(l.PodBridge(0), o.PodBridgePrefix) || strings.HasPrefix(o.PodBridge(0), l.PodBridgePrefix) {
+				t.Errorf("slots %d and %d: pod bridge prefixes %s and %s: one's teardown would take the other's bridges", m, n, o.PodBridgePrefix, l.PodBridgePrefix)
+			}
+		}
+	}
+	if got := Slot(1).NodeAddr(0).String(); got != "10.87.1.10" {
+		t.Errorf("slot 1's first machine is at %s, want 10.87.1.10", got)
+	}
+}
+
 func TestValidateRefusesOverlaps(t *testing.T) {
 	l := Default()
 	l.Services = l.Pods
