@@ -98,7 +98,7 @@ func diagnoseBundle(t *testing.T, ctx context.Context, cl *clustertest.Cluster, 
 	if files["errors.txt"] != "none: every part was collected\n" {
 		t.Errorf("errors.txt:\n%s", files["errors.txt"])
 	}
-	t.Run("mco status in a pod of its own image", func(t *testing.T) { statusInPod(t, ctx, cl) })
+	t.Run("mco status in a pod of its own image", func(t *testing.T) { statusInPod(t, ctx, cl, workers) })
 }
 
 // readBundle reads a tar.gz written by mco diagnose: every file under dir/, by its path below.

@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +42,7 @@ func TestMCOUpgradesItselfMidRollout(t *testing.T) {
 	clustertest.RequireFailpoints(t) // holdMidTransaction arms them
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	archive := buildUpgradeImage(t, ctx)
+	archive := awaitUpgradeImage(t, ctx)
 	cl := clustertest.Start(t, ctx, 2)
 	c := cl.C
 
@@ -147,11 +149,49 @@ func mcoPods(t *testing.T, ctx context.Context, c client.Client) map[types.UID]s
 	return out
 }
 
-// buildUpgradeImage builds mco (tag nodev, as the image's), mco-node and mco-server stamped upgradeVersion and an image of them (make
-// image's builder, its Debian packages from make image's cache), returning the archive.
-func buildUpgradeImage(t *testing.T, ctx context.Context) string {
+// upgradeImage is the image TestMCOUpgradesItselfMidRollout upgrades to, built in the
+// background from TestMain while the tests before it run (inside the test, the build held the
+// cluster's slot for half a minute).
+var upgradeImage = struct {
+	done    chan struct{}
+	archive string
+	err     error
+}{done: make(chan struct{})}
+
+// startUpgradeImage builds the upgrade's image in dir in the background, when the tests chosen
+// (-run) include the upgrade test; awaitUpgradeImage returns it.
+func startUpgradeImage(dir, run string) {
+	if run != "" {
+		top, _, _ := strings.Cut(run, "/")
+		if ok, err := regexp.MatchString(top, "TestMCOUpgradesItselfMidRollout"); err == nil && !ok {
+			upgradeImage.err = fmt.Errorf("-run %q leaves the upgrade test out", run)
+			close(upgradeImage.done)
+			return
+		}
+	}
+	go func() {
+		defer close(upgradeImage.done)
+		upgradeImage.archive, upgradeImage.err = buildUpgradeImage(context.Background(), dir)
+	}()
+}
+
+func awaitUpgradeImage(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	dir := t.TempDir()
+	select {
+	case <-upgradeImage.done:
+	case <-ctx.Done():
+		t.Fatalf("waiting for the upgrade's image: %v", ctx.Err())
+	}
+	if upgradeImage.err != nil {
+		t.Fatalf("the upgrade's image: %v", upgradeImage.err)
+	}
+	return upgradeImage.archive
+}
+
+// buildUpgradeImage builds mco (tag nodev, as the image's), mco-node and mco-server stamped
+// upgradeVersion and an image of them in dir (make image's builder, its Debian packages from
+// make image's cache), returning the archive.
+func buildUpgradeImage(ctx context.Context, dir string) (string, error) {
 	root := testenv.RepoRoot()
 	ldflags := "-X github.com/mco-dev/mco/internal/version.Version=" + upgradeVersion
 	for _, b := range [][]string{
@@ -163,10 +203,10 @@ func buildUpgradeImage(t *testing.T, ctx context.Context) string {
 		cmd := exec.CommandContext(ctx, "go", b...)
 		cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(b, " "), err, out)
+			return "", fmt.Errorf("go %s: %v\n%s", strings.Join(b, " "), err, out)
 		}
 	}
-	return filepath.Join(dir, "mco-image.tar")
+	return filepath.Join(dir, "mco-image.tar"), nil
 }
 
 // holdMidTransaction arms the agent of node to hold at the second step of its next transaction
