@@ -8,8 +8,8 @@ COMMIT ?= $(shell git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
            -X github.com/mco-dev/mco/internal/version.Commit=$(COMMIT)
 # Integration tests start real control planes; on 2 cores, more parallel packages only thrash.
-# test/e2e and test/chaos run side by side, each on a dev network of its own (network slots 0
-# and 1, test/clustertest); a second run of the same suite waits for its slot's lock.
+# test/e2e, test/e2e/stranded and test/chaos run side by side, each on a dev network of its own
+# (network slots, test/clustertest); a second run of the same suite waits for its slot's lock.
 TEST_FLAGS ?= -p 2 -timeout 45m
 # The agent's test failpoints (internal/daemon/failpoint: SIGKILL, pause or hold at a step) exist
 # only in builds with the tag failpoints. Test binaries always have it (TEST_TAGS): the tests
@@ -67,15 +67,16 @@ vet: ## go vet, the layering rules (hack/layering) and gofmt check
 fmt:
 	gofmt -w $(GO_DIRS)
 
-# The cluster suites (real machines; one dev cluster on the host at a time) take most of the
-# time, so they start first and every other package runs beside them, instead of after them in
-# import-path order. The failpoint package runs once more without the tag: its release build
-# (failpoint_off.go) must neither read an arming nor kill.
-CLUSTER_PKGS := ./test/e2e/ ./test/chaos/
+# The cluster suites (real machines, mostly waiting on reboots and timers) take most of the
+# time, so they start first, all three at once on their own dev networks (-p 3), and every other
+# package runs beside them, instead of after them in import-path order. The failpoint package
+# runs once more without the tag: its release build (failpoint_off.go) must neither read an
+# arming nor kill.
+CLUSTER_PKGS := ./test/e2e/ ./test/e2e/stranded/ ./test/chaos/
 test: NODE_TAGS := nodeagent,$(TEST_TAGS)
 test: tools build vet image ## unit, integration, e2e and chaos tests: a real kube-apiserver and etcd, real machines with real kubelets, mco's own image
-	@$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) $(CLUSTER_PKGS) & clusters=$$!; \
-	$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) $$($(GO) list ./... | grep -v -E '/test/(e2e|chaos)$$'); others=$$?; \
+	@$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) -p 3 $(CLUSTER_PKGS) & clusters=$$!; \
+	$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) $$($(GO) list ./... | grep -v -E '/test/(e2e|e2e/stranded|chaos)$$'); others=$$?; \
 	(cd hack/tools && $(GO) test ./pause/); pause=$$?; \
 	$(GO) test ./internal/daemon/failpoint/; released=$$?; \
 	wait $$clusters; clustered=$$?; \

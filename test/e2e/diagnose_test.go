@@ -40,7 +40,7 @@ func diagnoseBundle(t *testing.T, ctx context.Context, cl *clustertest.Cluster, 
 	bundle := filepath.Join(t.TempDir(), "bundle.tar.gz")
 	began := time.Now()
 	// No --dev-dir: the kubeconfig beside the cluster's state.json says it is a dev cluster.
-	out, err := run(ctx, mco, "diagnose", "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "--output", bundle, "--since", "30m")
+	out, err := clustertest.Run(ctx, mco, "diagnose", "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "--output", bundle, "--since", "30m")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func statusInPod(t *testing.T, ctx context.Context, cl *clustertest.Cluster, wor
 		}
 		return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 	})
-	logs, err := run(ctx, kubectl, "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "logs", "-n", "default", "mco-status")
+	logs, err := clustertest.Run(ctx, kubectl, "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "logs", "-n", "default", "mco-status")
 	if err != nil {
 		t.Fatalf("kubectl logs (the API server asking the kubelet): %v", err)
 	}

@@ -35,7 +35,7 @@ func oneApplyOneReboot(t *testing.T, ctx context.Context, cl *clustertest.Cluste
 		boots[m] = cl.Boots(t, m)
 	}
 
-	if _, err := run(ctx, kubectl, "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "apply", "-f", dir); err != nil {
+	if _, err := clustertest.Run(ctx, kubectl, "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "apply", "-f", dir); err != nil {
 		t.Fatal(err)
 	}
 	target := cl.WaitUpdatedWith(t, ctx, before, int32(len(machines)), sources[len(sources)-1])

@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,7 +147,7 @@ func planAgainstAgent(t *testing.T, ctx context.Context, cl *clustertest.Cluster
 		{name: "a file a NodeDisruptionPolicy restarts a unit for", file: write("file2.yaml", planFileMC("second%0A")),
 			disruption: "restart " + planUnit,
 			before: func(t *testing.T) {
-				if _, err := run(ctx, kubectl, "--kubeconfig", kubeconfig, "apply", "-f", write("policy.yaml", planPolicy)); err != nil {
+				if _, err := clustertest.Run(ctx, kubectl, "--kubeconfig", kubeconfig, "apply", "-f", write("policy.yaml", planPolicy)); err != nil {
 					t.Fatalf("kubectl apply the policy: %v", err)
 				}
 				for _, n := range workers {
@@ -169,7 +167,7 @@ func planAgainstAgent(t *testing.T, ctx context.Context, cl *clustertest.Cluster
 			if step.before != nil {
 				step.before(t)
 			}
-			out, err := run(ctx, mco, "plan", "-f", step.file, "--kubeconfig", kubeconfig, "-o", "json")
+			out, err := clustertest.Run(ctx, mco, "plan", "-f", step.file, "--kubeconfig", kubeconfig, "-o", "json")
 			var exit *exec.ExitError
 			code := 0
 			if errors.As(err, &exit) {
@@ -200,7 +198,7 @@ func planAgainstAgent(t *testing.T, ctx context.Context, cl *clustertest.Cluster
 				boots[n] = cl.Boots(t, n)
 			}
 
-			if _, err := run(ctx, kubectl, "--kubeconfig", kubeconfig, "apply", "-f", step.file); err != nil {
+			if _, err := clustertest.Run(ctx, kubectl, "--kubeconfig", kubeconfig, "apply", "-f", step.file); err != nil {
 				t.Fatalf("kubectl apply: %v", err)
 			}
 			target = cl.WaitUpdated(t, ctx, target, int32(len(workers)))
@@ -267,18 +265,6 @@ func wantFile(t *testing.T, ctx context.Context, cl *clustertest.Cluster, node, 
 	if got := cl.NodeFile(ctx, node, path); got != want {
 		t.Errorf("%s: %s = %q, want %q", node, path, got, want)
 	}
-}
-
-// run returns a command's standard output; the error carries its standard error.
-func run(ctx context.Context, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("%s %s: %w: %s", filepath.Base(name), strings.Join(args, " "), err, stderr.String())
-	}
-	return out, nil
 }
 
 // logState shows the worker pool's status and the nodes' annotations, for a failed wait.

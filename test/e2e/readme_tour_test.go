@@ -99,7 +99,7 @@ func readmeMonitoring(t *testing.T, ctx context.Context, cl *clustertest.Cluster
 	kubectl := testenv.RequireTool(t, "kubectl")
 	crds := filepath.Join(testenv.ToolsDir(), "crds")
 	for _, args := range [][]string{{"apply", "--server-side", "-f", crds}, {"wait", "--for", "condition=established", "--timeout=60s", "crd", "--all"}} {
-		if out, err := run(ctx, kubectl, append([]string{"--kubeconfig", filepath.Join(cl.Dir, "kubeconfig")}, args...)...); err != nil {
+		if out, err := clustertest.Run(ctx, kubectl, append([]string{"--kubeconfig", filepath.Join(cl.Dir, "kubeconfig")}, args...)...); err != nil {
 			t.Fatalf("the Prometheus Operator's CRDs (run make tools): %v\n%s", err, out)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -84,9 +83,9 @@ func drainKeepsTheWorkload(t *testing.T, ctx context.Context, cl *clustertest.Cl
 		})
 	}
 	clustertest.Eventually(t, 2*time.Minute, "2 ready replicas and a DaemonSet pod on each worker", func() bool {
-		return len(readyPods(ctx, c, labels)) == 2 && len(readyPods(ctx, c, dsLabels)) == len(workers)
+		return len(clustertest.ReadyPods(ctx, c, labels)) == 2 && len(clustertest.ReadyPods(ctx, c, dsLabels)) == len(workers)
 	})
-	before := readyPods(ctx, c, labels)
+	before := clustertest.ReadyPods(ctx, c, labels)
 
 	// The independent watcher: the fewest ready replicas seen while the rollout runs.
 	fewest, watching := 2, sync.WaitGroup{}
@@ -101,7 +100,7 @@ func drainKeepsTheWorkload(t *testing.T, ctx context.Context, cl *clustertest.Cl
 				return
 			case <-time.After(50 * time.Millisecond):
 			}
-			ready, err := listReadyPods(ctx, c, labels)
+			ready, err := clustertest.ListReadyPods(ctx, c, labels)
 			if err != nil {
 				continue // an API error is not a replica down
 			}
@@ -142,12 +141,12 @@ func drainKeepsTheWorkload(t *testing.T, ctx context.Context, cl *clustertest.Cl
 		if victim == "" {
 			return false
 		}
-		out, err := run(ctx, testenv.RequireMCO(t), "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "explain", "node/"+blocked)
+		out, err := clustertest.Run(ctx, testenv.RequireMCO(t), "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "explain", "node/"+blocked)
 		explained = string(out)
 		return err == nil && strings.Contains(explained, "PodDisruptionBudget default/web") && strings.Contains(explained, "default/"+victim)
 	})
 	t.Logf("mco explain node/%s while its drain waits:\n%s", blocked, explained)
-	if n := len(readyPods(ctx, c, labels)); n != 2 {
+	if n := len(clustertest.ReadyPods(ctx, c, labels)); n != 2 {
 		t.Errorf("%d ready replicas while the budget allows no eviction, want 2", n)
 	}
 	relax := client.MergeFrom(pdb.DeepCopy())
@@ -157,7 +156,7 @@ func drainKeepsTheWorkload(t *testing.T, ctx context.Context, cl *clustertest.Cl
 	}
 	cl.WaitUpdatedWith(t, ctx, previous, int32(len(workers)), karg.Name)
 	clustertest.Eventually(t, 2*time.Minute, "2 ready replicas after the rollout", func() bool {
-		return len(readyPods(ctx, c, labels)) == 2
+		return len(clustertest.ReadyPods(ctx, c, labels)) == 2
 	})
 	close(stop)
 	watching.Wait()
@@ -165,40 +164,15 @@ func drainKeepsTheWorkload(t *testing.T, ctx context.Context, cl *clustertest.Cl
 	if fewest < 1 {
 		t.Errorf("the workload dropped to %d ready replicas during the rollout; its budget allows no fewer than 1", fewest)
 	}
-	after := readyPods(ctx, c, labels)
+	after := clustertest.ReadyPods(ctx, c, labels)
 	for uid, name := range before {
 		if _, ok := after[uid]; ok {
 			t.Errorf("replica %s was never evicted, though its node was drained", name)
 		}
 	}
 	clustertest.Eventually(t, 2*time.Minute, "a DaemonSet pod ready on each worker after the rollout", func() bool {
-		return len(readyPods(ctx, c, dsLabels)) == len(workers)
+		return len(clustertest.ReadyPods(ctx, c, dsLabels)) == len(workers)
 	})
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// readyPods are the Ready pods matching labels, by UID (none on an API error).
-func readyPods(ctx context.Context, c client.Client, labels map[string]string) map[types.UID]string {
-	ready, _ := listReadyPods(ctx, c, labels)
-	return ready
-}
-
-func listReadyPods(ctx context.Context, c client.Client, labels map[string]string) (map[types.UID]string, error) {
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels(labels)); err != nil {
-		return nil, err
-	}
-	out := map[types.UID]string{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		for _, cond := range p.Status.Conditions {
-			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-				out[p.UID] = p.Name + " on " + p.Spec.NodeName
-			}
-		}
-	}
-	return out, nil
-}

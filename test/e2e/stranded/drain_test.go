@@ -1,4 +1,4 @@
-package e2e
+package stranded
 
 import (
 	"context"
@@ -27,10 +27,6 @@ import (
 	"github.com/mco-dev/mco/internal/testenv"
 	"github.com/mco-dev/mco/test/clustertest"
 )
-
-func init() {
-	strandedScenarios = append(strandedScenarios, strandedScenario{"blocked drain skips then deletes", blockedDrainSkipsThenDeletes})
-}
 
 // blockedDrainSkipsThenDeletes: a single replica pinned to the worker the rollout takes first,
 // under a PodDisruptionBudget that allows no eviction (minAvailable 1), and spec.drain
@@ -89,7 +85,7 @@ func blockedDrainSkipsThenDeletes(t *testing.T, ctx context.Context, cl *cluster
 		}
 	}
 	clustertest.Eventually(t, 2*time.Minute, "the replica ready on "+pinned, func() bool {
-		ready := readyPods(ctx, c, labels)
+		ready := clustertest.ReadyPods(ctx, c, labels)
 		return len(ready) == 1 && strings.HasSuffix(slices.Collect(maps.Values(ready))[0], " on "+pinned)
 	})
 	if err := c.Create(ctx, policy); err != nil {
@@ -151,7 +147,7 @@ func blockedDrainSkipsThenDeletes(t *testing.T, ctx context.Context, cl *cluster
 	if msg := drainNodeEvent(t, ctx, c, pinned, "DrainSkipped"); !strings.Contains(msg, "spec.drain.blockedTimeout") || !strings.Contains(msg, "PodDisruptionBudget default/drain-db") {
 		t.Errorf("DrainSkipped event %q does not name the policy field and the budget", msg)
 	}
-	if out, err := run(ctx, testenv.RequireMCO(t), "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "explain", "node/"+pinned); err != nil {
+	if out, err := clustertest.Run(ctx, testenv.RequireMCO(t), "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "explain", "node/"+pinned); err != nil {
 		t.Errorf("mco explain: %v", err)
 	} else if !strings.Contains(string(out), "tried again after the pool's other nodes") {
 		t.Errorf("mco explain node/%s while skipped does not say it is tried again later:\n%s", pinned, out)

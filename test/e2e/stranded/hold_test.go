@@ -1,4 +1,4 @@
-package e2e
+package stranded
 
 import (
 	"context"
@@ -24,10 +24,6 @@ import (
 	"github.com/mco-dev/mco/test/clustertest"
 )
 
-func init() {
-	strandedScenarios = append(strandedScenarios, strandedScenario{"hold and priority", holdAndPriority})
-}
-
 // holdKey is a second SSH key for core: applied in place, no drain or reboot, so the scenario
 // costs seconds per node.
 const holdKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIQabWE2/3seNMwDZZyILcVxsMxfqMoUZHtybJD7RJEK hold@example.com"
@@ -50,7 +46,7 @@ func holdAndPriority(t *testing.T, ctx context.Context, cl *clustertest.Cluster)
 		setNodeAnnotation(t, ctx, cl, first, rolloutv1.UpdatePriorityAnnotation, nil)
 	})
 
-	out, err := run(ctx, mco, "hold", held, "--kubeconfig", kubeconfig)
+	out, err := clustertest.Run(ctx, mco, "hold", held, "--kubeconfig", kubeconfig)
 	if err != nil || !strings.Contains(string(out), "node/"+held+": held") {
 		t.Fatalf("mco hold %s: %v\n%s", held, err, out)
 	}
@@ -88,11 +84,11 @@ func holdAndPriority(t *testing.T, ctx context.Context, cl *clustertest.Cluster)
 	if err := cl.C.Get(ctx, client.ObjectKey{Name: held}, &mcn); err != nil || mcn.Annotations[rolloutv1.HoldAnnotation] != "true" {
 		t.Errorf("MachineConfigNode %s does not show the hold: %v %v", held, err, mcn.Annotations)
 	}
-	if out, err := run(ctx, mco, "status", "--kubeconfig", kubeconfig); err != nil || !strings.Contains(string(out), "held") {
+	if out, err := clustertest.Run(ctx, mco, "status", "--kubeconfig", kubeconfig); err != nil || !strings.Contains(string(out), "held") {
 		t.Errorf("mco status does not show the hold: %v\n%s", err, out)
 	}
 
-	out, err = run(ctx, mco, "hold", "--undo", held, "--kubeconfig", kubeconfig)
+	out, err = clustertest.Run(ctx, mco, "hold", "--undo", held, "--kubeconfig", kubeconfig)
 	if err != nil || !strings.Contains(string(out), "node/"+held+": released") {
 		t.Fatalf("mco hold --undo %s: %v\n%s", held, err, out)
 	}

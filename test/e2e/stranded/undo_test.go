@@ -1,4 +1,4 @@
-package e2e
+package stranded
 
 import (
 	"context"
@@ -17,10 +17,6 @@ import (
 	"github.com/mco-dev/mco/internal/testenv"
 	"github.com/mco-dev/mco/test/clustertest"
 )
-
-func init() {
-	strandedScenarios = append(strandedScenarios, strandedScenario{"rollout undo", rolloutUndo})
-}
 
 // rolloutUndo: a file MachineConfig rolls out (each worker reboots once) to B; `mco rollout
 // undo mcp/worker`, run as a user would, returns every worker to A through the normal path
@@ -61,7 +57,7 @@ func rolloutUndo(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
 	}
 
 	// The plan first, then the undo.
-	out, err := run(ctx, mco, "rollout", "undo", "mcp/worker", "--dry-run", "--kubeconfig", kubeconfig)
+	out, err := clustertest.Run(ctx, mco, "rollout", "undo", "mcp/worker", "--dry-run", "--kubeconfig", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +65,7 @@ func rolloutUndo(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
 		t.Errorf("mco rollout undo --dry-run does not show the undo's plan (%s → %s, drain+reboot, %s removed):\n%s", b, a, path, s)
 	}
 	start := time.Now()
-	if out, err = run(ctx, mco, "rollout", "undo", "mcp/worker", "--kubeconfig", kubeconfig); err != nil {
+	if out, err = clustertest.Run(ctx, mco, "rollout", "undo", "mcp/worker", "--kubeconfig", kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s", out)

@@ -1,4 +1,4 @@
-package e2e
+package stranded
 
 import (
 	"context"
@@ -20,12 +20,6 @@ import (
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/test/clustertest"
 )
-
-func init() {
-	strandedScenarios = append(strandedScenarios,
-		strandedScenario{"broken kubelet reverts", brokenKubeletReverts},
-		strandedScenario{"broken kubelet rolls the pool back", brokenKubeletRollsBack})
-}
 
 // brokenKubeletReverts: a MachineConfig whose kubelet drop-in keeps the kubelet from starting
 // reboots the first worker into a kubelet that never runs. Its boot guard (a host unit, no

@@ -1,4 +1,4 @@
-package e2e
+package stranded
 
 import (
 	"context"
@@ -83,7 +83,7 @@ func TestMCOUpgradesItselfMidRollout(t *testing.T) {
 		return false
 	})
 	inFlight := cl.Watcher.Unavailable()
-	out, err := run(ctx, testenv.RequireMCO(t), "dev", "upgrade", "--dir", cl.Dir, archive)
+	out, err := clustertest.Run(ctx, testenv.RequireMCO(t), "dev", "upgrade", "--dir", cl.Dir, archive)
 	if err != nil {
 		t.Fatalf("mco dev upgrade: %v\n%s", err, out)
 	}

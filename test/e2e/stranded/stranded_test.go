@@ -1,4 +1,4 @@
-package e2e
+package stranded
 
 import (
 	"context"
@@ -17,17 +17,20 @@ type strandedScenario struct {
 	run  func(t *testing.T, ctx context.Context, cl *clustertest.Cluster)
 }
 
-// strandedScenarios run in this order; each file stranded_*_test.go adds its own.
-var strandedScenarios []strandedScenario
+// strandedScenarios run in this order, each from where the one before left the cluster.
+var strandedScenarios = []strandedScenario{
+	{"hold and priority", holdAndPriority},                             // hold_test.go
+	{"blocked drain skips then deletes", blockedDrainSkipsThenDeletes}, // drain_test.go
+	{"rollout undo", rolloutUndo},                                      // undo_test.go
+	{"broken kubelet reverts", brokenKubeletReverts},                   // boot_test.go
+	{"broken kubelet rolls the pool back", brokenKubeletRollsBack},     // boot_test.go
+}
 
 // TestNeverStranded: holds and priorities, blocked drains, undone rollouts and a config that
 // breaks the kubelet, on real machines with real kubelets, one cluster of three workers.
 func TestNeverStranded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
-	}
-	if len(strandedScenarios) == 0 {
-		t.Fatal("no scenario registered")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
