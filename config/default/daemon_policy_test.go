@@ -150,6 +150,44 @@ func TestDaemonNodePolicy(t *testing.T) {
 			"metadata.annotations["+protocol.DesiredConfigAnnotation+"]")
 	})
 
+	t.Run("a node with a config never looks new again", func(t *testing.T) {
+		// Removing currentConfig would make node A look new, and a second patch could then
+		// choose its desiredConfig: the first is refused, so the second stays refused.
+		dropped := func(k string) string {
+			return "mco-daemon may not remove metadata.annotations[" + k + "] from node " + a.Name
+		}
+		for _, c := range []struct {
+			patch string
+			want  string
+		}{
+			{annotationsPatch(map[string]*string{protocol.CurrentConfigAnnotation: nil}), dropped(protocol.CurrentConfigAnnotation)},
+			{annotationsPatch(map[string]*string{protocol.CurrentConfigAnnotation: ptr.To("")}), dropped(protocol.CurrentConfigAnnotation)},
+			{annotationsPatch(map[string]*string{protocol.CurrentConfigAnnotation: nil, protocol.StateAnnotation: ptr.To("Done")}), dropped(protocol.CurrentConfigAnnotation)},
+			{annotationsPatch(map[string]*string{protocol.CurrentConfigAnnotation: nil, protocol.DesiredConfigAnnotation: ptr.To("rendered-worker-evil")}),
+				"metadata.annotations[" + protocol.DesiredConfigAnnotation + "]"},
+		} {
+			expectRefused(ctx, t, admin, agentA, a.Name, c.patch, c.want)
+		}
+		if got := getNode(ctx, t, admin, a.Name).Annotations[protocol.CurrentConfigAnnotation]; got == "" {
+			t.Fatalf("node %s lost its currentConfig", a.Name)
+		}
+		expectRefused(ctx, t, admin, agentA, a.Name,
+			annotationsPatch(map[string]*string{protocol.DesiredConfigAnnotation: ptr.To("rendered-worker-evil")}),
+			"metadata.annotations["+protocol.DesiredConfigAnnotation+"]")
+
+		// A new node the node controller already targeted: its agent may seed it (the same
+		// config, or its own first-boot one), never take the target away.
+		targeted := createNode(ctx, t, admin, "policy-targeted", map[string]string{protocol.DesiredConfigAnnotation: cfgA})
+		agent := clientFor(t, e, token(ctx, t, admin, "mco-daemon", &authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v1", Name: targeted.Name, UID: targeted.UID}))
+		expectRefused(ctx, t, admin, agent, targeted.Name, annotationsPatch(map[string]*string{protocol.DesiredConfigAnnotation: nil}),
+			"mco-daemon may not remove metadata.annotations["+protocol.DesiredConfigAnnotation+"] from node "+targeted.Name)
+		seed := map[string]*string{protocol.CurrentConfigAnnotation: ptr.To(cfgA), protocol.DesiredConfigAnnotation: ptr.To(cfgA),
+			protocol.FirstPivotConfigAnnotation: ptr.To(cfgA), protocol.StateAnnotation: ptr.To("Working")}
+		if err := patch(ctx, agent, targeted.Name, annotationsPatch(seed)); err != nil {
+			t.Fatalf("seeding new node %s: %v", targeted.Name, err)
+		}
+	})
+
 	t.Run("token bound to the agent's pod", func(t *testing.T) {
 		// The DaemonSet's projected token is bound to its Pod; the API server adds the Pod's
 		// node to the claims when it issues the token.
@@ -167,6 +205,11 @@ func TestDaemonNodePolicy(t *testing.T) {
 		if err := patch(ctx, agent, a.Name, annotationsPatch(map[string]*string{protocol.StateAnnotation: ptr.To("Working")})); err != nil {
 			t.Fatalf("agent pod on %s patching its node: %v", a.Name, err)
 		}
+		// The two patches that would let a compromised agent choose its node's config.
+		expectRefused(ctx, t, admin, agent, a.Name, annotationsPatch(map[string]*string{protocol.CurrentConfigAnnotation: nil}),
+			"mco-daemon may not remove metadata.annotations["+protocol.CurrentConfigAnnotation+"] from node "+a.Name)
+		expectRefused(ctx, t, admin, agent, a.Name, annotationsPatch(map[string]*string{protocol.DesiredConfigAnnotation: ptr.To("rendered-worker-evil")}),
+			"metadata.annotations["+protocol.DesiredConfigAnnotation+"]")
 		expectRefused(ctx, t, admin, agent, b.Name,
 			annotationsPatch(map[string]*string{protocol.StateAnnotation: ptr.To("Working")}),
 			fmt.Sprintf("mco-daemon of node %s may not change node %s", a.Name, b.Name))
