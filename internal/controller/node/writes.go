@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mco-dev/mco/internal/controller/statuspatch"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 )
@@ -147,7 +148,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfig
 	}
 	before := pool.DeepCopy()
 	pool.Status = d.Status
-	if err := r.Client.Status().Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.Client.Status().Patch(ctx, pool, statuspatch.MergeFrom(before)); err != nil {
 		return 0, fmt.Errorf("pool %s status: %w", pool.Name, err)
 	}
 	r.statusWrites.wrote(pool.Name, began)

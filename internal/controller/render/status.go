@@ -7,8 +7,8 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mco-dev/mco/internal/controller/statuspatch"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/rollback"
 )
@@ -59,7 +59,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, pool *mcfgv1.MachineConfig
 	if !changed {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.Client.Status().Patch(ctx, pool, statuspatch.MergeFrom(before)); err != nil {
 		return fmt.Errorf("writing the render status of pool %s: %w", pool.Name, err)
 	}
 	switch {

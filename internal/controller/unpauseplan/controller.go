@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/mco-dev/mco/internal/changeplan"
+	"github.com/mco-dev/mco/internal/controller/statuspatch"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/rollout"
 )
@@ -152,7 +153,7 @@ func (r *Reconciler) write(ctx context.Context, pool *mcfgv1.MachineConfigPool, 
 	if !poolcondition.Set(&pool.Status, poolcondition.PendingUpdate, status, reason, message, metav1.Now()) {
 		return reconcile.Result{}, nil
 	}
-	err := r.Client.Status().Patch(ctx, pool, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	err := r.Client.Status().Patch(ctx, pool, statuspatch.MergeFrom(before))
 	switch {
 	case apierrors.IsConflict(err):
 		// Pool status events do not requeue this controller (see SetupWithManager): look again
