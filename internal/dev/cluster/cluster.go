@@ -71,9 +71,12 @@ func Up(ctx context.Context, opts Options) error {
 	if err := checkTraversable(dir); err != nil {
 		return err
 	}
-	network := devnet.Slot(opts.NetworkSlot)
-	if err := network.Validate(); err != nil || opts.NetworkSlot < 0 || opts.NetworkSlot >= devnet.Slots {
+	if opts.NetworkSlot < 0 || opts.NetworkSlot >= devnet.Slots {
 		return fmt.Errorf("network slot %d: want 0 to %d", opts.NetworkSlot, devnet.Slots-1)
+	}
+	network := devnet.Slot(opts.NetworkSlot)
+	if err := network.Validate(); err != nil {
+		return fmt.Errorf("network slot %d: %w", opts.NetworkSlot, err)
 	}
 	if raised, err := raiseHostLimits("/proc/sys"); err != nil {
 		return err
