@@ -55,14 +55,17 @@ tools: ## build kube-apiserver, etcd, kubectl, ignition into bin/tools (only whe
 crds: ## copy CRD manifests from the pinned github.com/openshift/api into config/crd
 	@hack/sync-crds.sh
 
+# What `make vet` runs, as one shell command, so that `make test` can run it beside the cluster
+# suites (they need only the binaries and the image) and still fail when it fails.
+VET_CMD = $(GO) vet ./... && \
+	$(GO) vet -tags $(TEST_TAGS) ./internal/daemon/... && \
+	$(GO) vet -tags nodeagent ./cmd/mco && \
+	$(GO) vet -tags mcoserver ./cmd/mco && \
+	$(GO) vet -tags nodev ./cmd/mco && \
+	$(GO) run ./hack/layering && \
+	files=$$(gofmt -l $(GO_DIRS)) && { test -z "$$files" || { echo "gofmt needed: $$files"; exit 1; }; }
 vet: ## go vet, the layering rules (hack/layering) and gofmt check
-	$(GO) vet ./...
-	$(GO) vet -tags $(TEST_TAGS) ./internal/daemon/...
-	$(GO) vet -tags nodeagent ./cmd/mco
-	$(GO) vet -tags mcoserver ./cmd/mco
-	$(GO) vet -tags nodev ./cmd/mco
-	$(GO) run ./hack/layering
-	@files=$$(gofmt -l $(GO_DIRS)); test -z "$$files" || { echo "gofmt needed: $$files"; exit 1; }
+	$(VET_CMD)
 
 fmt:
 	gofmt -w $(GO_DIRS)
@@ -71,16 +74,18 @@ fmt:
 # time, so they start first, all three at once on their own dev networks (-p 3), and every other
 # package runs beside them, instead of after them in import-path order. The failpoint package
 # runs once more without the tag: its release build (failpoint_off.go) must neither read an
-# arming nor kill.
+# arming nor kill. `make vet` runs beside them too (VET_CMD), not before: a failed vet still
+# fails the target.
 CLUSTER_PKGS := ./test/e2e/ ./test/e2e/stranded/ ./test/chaos/
 test: NODE_TAGS := nodeagent,$(TEST_TAGS)
-test: tools build vet image ## unit, integration, e2e and chaos tests: a real kube-apiserver and etcd, real machines with real kubelets, mco's own image
+test: tools build image ## unit, integration, e2e and chaos tests, and make vet: a real kube-apiserver and etcd, real machines with real kubelets, mco's own image
 	@$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) -p 3 $(CLUSTER_PKGS) & clusters=$$!; \
+	( $(VET_CMD) ); vetted=$$?; \
 	$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) $$($(GO) list ./... | grep -v -E '/test/(e2e|e2e/stranded|chaos)$$'); others=$$?; \
 	(cd hack/tools && $(GO) test ./pause/); pause=$$?; \
 	$(GO) test ./internal/daemon/failpoint/; released=$$?; \
 	wait $$clusters; clustered=$$?; \
-	test $$others -eq 0 && test $$pause -eq 0 && test $$released -eq 0 && test $$clustered -eq 0
+	test $$vetted -eq 0 && test $$others -eq 0 && test $$pause -eq 0 && test $$released -eq 0 && test $$clustered -eq 0
 
 unit: ## only the tests that need no control plane (fast)
 	$(GO) test -short -tags $(TEST_TAGS) ./...
