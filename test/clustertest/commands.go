@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubectl/pkg/util/podutils"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -39,14 +40,9 @@ func ListReadyPods(ctx context.Context, c client.Client, labels map[string]strin
 		return nil, err
 	}
 	out := map[types.UID]string{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		for _, cond := range p.Status.Conditions {
-			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-				out[p.UID] = p.Name + " on " + p.Spec.NodeName
-			}
+	for i := range pods.Items {
+		if p := &pods.Items[i]; p.DeletionTimestamp == nil && podutils.IsPodReady(p) {
+			out[p.UID] = p.Name + " on " + p.Spec.NodeName
 		}
 	}
 	return out, nil

@@ -8,6 +8,7 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/kubectl/pkg/util/podutils"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
@@ -114,11 +115,9 @@ func TestKubeadmLayoutInstall(t *testing.T) {
 		ready := map[string][]string{} // component → nodes of its Ready pods
 		for i := range pods.Items {
 			p := &pods.Items[i]
-			for _, c := range p.Status.Conditions {
-				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-					comp := p.Labels["app.kubernetes.io/component"]
-					ready[comp] = append(ready[comp], p.Spec.NodeName)
-				}
+			if podutils.IsPodReady(p) {
+				comp := p.Labels["app.kubernetes.io/component"]
+				ready[comp] = append(ready[comp], p.Spec.NodeName)
 			}
 		}
 		if len(ready["controller"]) != 1 || len(ready["server"]) != 1 || ready["server"][0] != devcluster.ControlPlaneMachine || len(ready["daemon"]) != len(machines) {

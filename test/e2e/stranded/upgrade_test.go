@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubectl/pkg/util/podutils"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/daemon/failpoint"
@@ -134,15 +135,8 @@ func mcoPods(t *testing.T, ctx context.Context, c client.Client) map[types.UID]s
 		return nil
 	}
 	out := map[types.UID]string{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		ready := false
-		for _, cond := range p.Status.Conditions {
-			ready = ready || cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue
-		}
-		if ready {
+	for i := range pods.Items {
+		if p := &pods.Items[i]; p.DeletionTimestamp == nil && podutils.IsPodReady(p) {
 			out[p.UID] = p.Name + " on " + p.Spec.NodeName + " " + p.Spec.Containers[0].Image
 		}
 	}
