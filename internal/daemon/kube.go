@@ -194,20 +194,25 @@ func (c *cluster) policies(ctx context.Context) (plan.Policies, error) {
 
 var retryDelays = struct{ min, max time.Duration }{time.Second, time.Minute}
 
-// machineConfigNodeStatus reads the status of the Node's MachineConfigNode.
-func (c *cluster) machineConfigNodeStatus(ctx context.Context) (*mcfgv1.MachineConfigNodeStatus, error) {
+// machineConfigNode reads the Node's MachineConfigNode.
+func (c *cluster) machineConfigNode(ctx context.Context) (*mcfgv1.MachineConfigNode, error) {
 	m := &mcfgv1.MachineConfigNode{}
 	if err := c.client.Get(ctx, client.ObjectKey{Name: c.nodeName}, m); err != nil {
 		return nil, fmt.Errorf("reading MachineConfigNode %s: %w", c.nodeName, err)
 	}
-	return &m.Status, nil
+	return m, nil
 }
 
-// patchMachineConfigNodeStatus replaces the conditions and config versions in the status of
-// the Node's MachineConfigNode and returns the status stored. The agent is their only writer,
-// so a merge patch without a resourceVersion: the controller writes only the spec.
-func (c *cluster) patchMachineConfigNodeStatus(ctx context.Context, st mcfgv1.MachineConfigNodeStatus) (*mcfgv1.MachineConfigNodeStatus, error) {
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": st.Conditions, "configVersion": st.ConfigVersion}})
+// patchMachineConfigNodeStatus replaces the conditions, config versions and observed generation
+// in the status of the Node's MachineConfigNode and returns the object stored. The agent is
+// their only writer, so a merge patch without a resourceVersion: the controller writes only the
+// spec.
+func (c *cluster) patchMachineConfigNodeStatus(ctx context.Context, st mcfgv1.MachineConfigNodeStatus) (*mcfgv1.MachineConfigNode, error) {
+	status := map[string]any{"conditions": st.Conditions, "configVersion": st.ConfigVersion}
+	if st.ObservedGeneration > 0 { // the schema's minimum is 1
+		status["observedGeneration"] = st.ObservedGeneration
+	}
+	patch, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {
 		return nil, err
 	}
@@ -215,5 +220,5 @@ func (c *cluster) patchMachineConfigNodeStatus(ctx context.Context, st mcfgv1.Ma
 	if err := c.client.Status().Patch(ctx, m, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return nil, fmt.Errorf("writing the status of MachineConfigNode %s: %w", c.nodeName, err)
 	}
-	return &m.Status, nil
+	return m, nil
 }

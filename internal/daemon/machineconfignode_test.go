@@ -17,6 +17,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/protocol"
@@ -203,7 +204,23 @@ func TestMachineConfigNodeReport(t *testing.T) {
 		t.Errorf("drift and its repair cost %d status and %d spec writes, want 2 and 0", status3-status2, spec3-spec2)
 	}
 
-	// 4. What an admin sees.
+	// 4. Every status field OpenShift's agent writes, observedGeneration for the spec of the
+	// config the node is in.
+	m = awaitMCN(t, ctx, name, "observedGeneration at the spec's generation", func(m *mcfgv1.MachineConfigNode) bool {
+		return m.Status.ObservedGeneration == m.Generation && m.Spec.ConfigVersion.Desired == r2
+	})
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(mcfgv1.GroupVersion.WithKind("MachineConfigNode"))
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, stored); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range [][]string{{"conditions"}, {"observedGeneration"}, {"configVersion", "current"}, {"configVersion", "desired"}} {
+		if _, ok, _ := unstructured.NestedFieldNoCopy(stored.Object, append([]string{"status"}, path...)...); !ok {
+			t.Errorf("the stored MachineConfigNode's status has no %s (OpenShift's agent always writes it)", strings.Join(path, "."))
+		}
+	}
+
+	// 5. What an admin sees.
 	out, err := env.Kubectl(ctx, "get", "mcn", name)
 	if err != nil {
 		t.Fatal(err)

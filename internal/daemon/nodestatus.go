@@ -38,7 +38,9 @@ const (
 // statusReport is what the agent knows of its MachineConfigNode's status.
 type statusReport struct {
 	// stored is the status as last read or written; nil until read.
-	stored  *mcfgv1.MachineConfigNodeStatus
+	stored *mcfgv1.MachineConfigNodeStatus
+	// spec is the generation and desired config of the spec last read (with stored).
+	spec    observedSpec
 	pending []pendingStep
 	// failed is set while a write is owed; notBefore is when to try it again.
 	failed    bool
@@ -84,19 +86,36 @@ func (a *Agent) publishStatus(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
 	if r.stored == nil {
-		st, err := a.kube.machineConfigNodeStatus(ctx)
+		m, err := a.kube.machineConfigNode(ctx)
 		if err != nil {
 			a.statusFailed(err)
 			return
 		}
-		r.stored = st
+		r.remember(m)
 	}
 	want := *r.stored
 	for _, p := range r.pending {
 		want = machineconfignode.Next(a.opts.NodeName, want, p.step, p.at)
 	}
-	if !equality.Semantic.DeepEqual(want, *r.stored) {
-		st, err := a.kube.patchMachineConfigNodeStatus(ctx, want)
+	if want.ConfigVersion != nil && want.ConfigVersion.Desired != r.spec.desired {
+		// The controller writes the spec's desired config when the Node's changes, as the
+		// agent starts the update: read it (a read wakes no watcher) rather than report an old
+		// generation and write again for the new one.
+		m, err := a.kube.machineConfigNode(ctx)
+		if err != nil {
+			a.statusFailed(err)
+			return
+		}
+		r.spec = mcnSpecOf(m)
+	}
+	// A second round only when the spec the write returned is the one this status reports on
+	// and is newer than what was read: the controller wrote it in between.
+	for range 2 {
+		want.ObservedGeneration = r.spec.observed(want)
+		if equality.Semantic.DeepEqual(want, *r.stored) {
+			break
+		}
+		m, err := a.kube.patchMachineConfigNodeStatus(ctx, want)
 		if err != nil {
 			if apierrors.IsNotFound(err) {
 				r.stored = nil // deleted: the next one starts from whatever the controller creates
@@ -104,7 +123,8 @@ func (a *Agent) publishStatus(ctx context.Context) {
 			a.statusFailed(err)
 			return
 		}
-		r.stored = st
+		r.remember(m)
+		want = *r.stored
 	}
 	r.pending, r.failed, r.backoff, r.notBefore = nil, false, 0, time.Time{}
 }
@@ -161,4 +181,31 @@ func (a *Agent) configPair() (current, desired string) {
 		desired = current
 	}
 	return current, desired
+}
+
+// remember keeps what the agent needs of its MachineConfigNode as read or written.
+func (r *statusReport) remember(m *mcfgv1.MachineConfigNode) {
+	r.stored, r.spec = &m.Status, mcnSpecOf(m)
+}
+
+func mcnSpecOf(m *mcfgv1.MachineConfigNode) observedSpec {
+	return observedSpec{generation: m.Generation, desired: m.Spec.ConfigVersion.Desired}
+}
+
+// observedSpec is the spec of the MachineConfigNode the agent last saw.
+type observedSpec struct {
+	generation int64
+	desired    string
+}
+
+// observed is status.observedGeneration for st: the spec's generation once st reports on the
+// config that spec asks for, the stored value until then (the controller may have written a
+// newer spec than the agent has seen: the response to the agent's next write brings it, and the
+// write after that reports it). Never lower than stored: the schema refuses a decrease, and an
+// OpenShift agent before mco wrote generation+1.
+func (s observedSpec) observed(st mcfgv1.MachineConfigNodeStatus) int64 {
+	if st.ConfigVersion != nil && s.desired != "" && st.ConfigVersion.Desired == s.desired {
+		return max(s.generation, st.ObservedGeneration)
+	}
+	return st.ObservedGeneration
 }
