@@ -5,6 +5,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,10 +15,12 @@ import (
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/bootguard"
+	"github.com/mco-dev/mco/internal/protocol"
+	"github.com/mco-dev/mco/internal/serverguard"
 )
 
 func newDaemonCommand() *cobra.Command {
-	var kubeconfig, metricsAddr string
+	var kubeconfig, metricsAddr, podNetworks, guardPorts, guardTable string
 	opts := daemon.Options{}
 	cmd := &cobra.Command{
 		Use:   "daemon",
@@ -40,6 +44,9 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 			if daemon.MetricsServed(metricsAddr) { // else nobody reads them: no kubelet health checks either
 				opts.Metrics = reg
 			}
+			if opts.Guard, err = guardOptions(podNetworks, guardPorts, guardTable, opts.Guard); err != nil {
+				return err
+			}
 			daemon.ServeMetrics(metricsAddr, reg, cmd.ErrOrStderr())
 			return daemon.Run(signalContext(), cfg, opts)
 		},
@@ -51,6 +58,12 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 	f.DurationVar(&opts.DriftInterval, "drift-check-interval", 30*time.Second, "period of the drift check between file events")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", time.Hour, "how long to wait for the drain controller before reporting Degraded")
 	f.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8797", "address of the Prometheus metrics endpoint; 0 disables")
+	f.StringVar(&guardPorts, "server-guard-ports", fmt.Sprintf("%d,%d", protocol.ServerPort, protocol.ServerInsecurePort),
+		"the Machine Config Server's ports this node's pods may not reach; empty: pods are not kept off them")
+	f.StringVar(&guardTable, "server-guard-table", serverguard.DefaultTable, "nftables table (family inet) of those rules: one per cluster on a host that runs nodes of several")
+	f.StringVar(&podNetworks, "pod-networks", os.Getenv("POD_NETWORKS"), "CIDRs of the pods' addresses, comma-separated (default $POD_NETWORKS; empty: the Node's spec.podCIDRs)")
+	f.StringVar(&opts.Guard.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "namespace of the agent's DaemonSet (default $POD_NAMESPACE): when it goes, the server guard goes too")
+	f.StringVar(&opts.Guard.DaemonSet, "daemonset", "mco-daemon", "name of the agent's DaemonSet: when it goes, the server guard goes too")
 	cmd.AddCommand(newDaemonRevertCommand(), newDaemonRecoverCommand(), newDaemonFirstBootCommand(), newDaemonBootGuardCommand())
 	return cmd
 }
@@ -187,4 +200,29 @@ arguments, OS image), writes /etc/machine-config-daemon/boot-failed for the agen
 	}
 	cmd.Flags().StringVar(&opts.Root, "root", "/", "where the node's root file system is mounted")
 	return cmd
+}
+
+// guardOptions reads the server guard's flags.
+func guardOptions(podNetworks, ports, table string, g daemon.GuardOptions) (daemon.GuardOptions, error) {
+	nets, err := serverguard.ParsePrefixes(podNetworks)
+	if err != nil {
+		return g, fmt.Errorf("--pod-networks: %w", err)
+	}
+	g.PodNetworks = nets
+	for _, p := range strings.FieldsFunc(ports, func(r rune) bool { return r == ',' || r == ' ' }) {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil || n == 0 {
+			return g, fmt.Errorf("--server-guard-ports: %q is not a port", p)
+		}
+		g.Ports = append(g.Ports, uint16(n))
+	}
+	if len(g.Ports) == 0 {
+		return g, nil
+	}
+	fw, err := serverguard.Open(table)
+	if err != nil {
+		return g, err
+	}
+	g.Firewall = fw
+	return g, nil
 }

@@ -183,4 +183,5 @@ func printInstallSettings(w io.Writer, st *devcluster.State) {
 	fmt.Fprintf(w, "image\t%s\t(loaded into every machine's containerd: install it by this tag)\n", set.Image)
 	fmt.Fprintf(w, "serverHost\t%s\t(%s)\n", set.ServerHost, served)
 	fmt.Fprintf(w, "apiServerURL\t%s\t(the API server, as every kubelet reaches it)\n", set.APIServerURL)
+	fmt.Fprintf(w, "podNetworks\t%s\t(the pods' addresses: kept off the Machine Config Server)\n", set.PodNetworks)
 }

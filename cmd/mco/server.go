@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/server"
 )
 
@@ -72,8 +73,8 @@ over it the answer is 503 with Retry-After, which Ignition retries. Connections 
 	fl.StringVar(&s.OSImageURL, "os-image-url", "", "from-dir mode: OS image for pools whose MachineConfigs set none")
 	fl.StringVar(&s.ExtensionsImage, "base-os-extensions-image", "", "from-dir mode: extensions image for pools whose MachineConfigs set none")
 	fl.StringVar(&s.BindAddress, "bind-address", "0.0.0.0", "address to listen on")
-	fl.IntVar(&s.SecurePort, "secure-port", 22623, "HTTPS port (0 disables)")
-	fl.IntVar(&s.InsecurePort, "insecure-port", 22624, "plain HTTP port (0 disables)")
+	fl.IntVar(&s.SecurePort, "secure-port", protocol.ServerPort, "HTTPS port (0 disables)")
+	fl.IntVar(&s.InsecurePort, "insecure-port", protocol.ServerInsecurePort, "plain HTTP port (0 disables)")
 	fl.StringVar(&s.CertFile, "tls-cert-file", "", "serving certificate (PEM); reloaded when it changes")
 	fl.StringVar(&s.KeyFile, "tls-private-key-file", "", "serving private key (PEM); reloaded when it changes")
 	fl.StringVar(&s.MetricsAddress, "metrics-bind-address", "127.0.0.1:22625", "host:port for Prometheus /metrics (empty disables)")

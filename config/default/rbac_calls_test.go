@@ -180,11 +180,13 @@ var apiCalls = []apiCall{
 	{daemon, "get", "", "nodes", "", "", "", "fetchNode: its own Node past the informer, before an update's first write (supersede.go)"},
 	{daemon, "get", mcfg, "machineconfigs", "", "", "", "machineConfig: current and desired rendered configs"},
 	{daemon, "get", operator, "machineconfigurations", "", "", "cluster", "policies: node disruption policy"},
-	{daemon, "get", mcfg, "machineconfignodes", "", "", "", "machineConfigNodeStatus: its own, before its first status write"},
+	{daemon, "get", mcfg, "machineconfignodes", "", "", "", "machineConfigNode: its own, before its first status write and when its spec is newer"},
 	{daemon, "patch", mcfg, "machineconfignodes", "status", "", "", "patchMachineConfigNodeStatus: its own (daemon-mcn-policy.yaml)"},
 	{daemon, "list", rolloutGroup, "machineconfigpoolrollouts", "", "", "", "nodeBootTimeout: arming the boot guard before an update's reboot"},
 	{daemon, "create", "", "events", "", "default", "", "event: on its Node"},
 	{daemon, "patch", "", "events", "", "default", "", "event: repeated"},
+	{daemon, "get", "", "namespaces", "", "", mcoNS, "uninstalled (serverguard.go): its namespace, as it stops"},
+	{daemon, "get", "apps", "daemonsets", "", mcoNS, "mco-daemon", "uninstalled (serverguard.go): its DaemonSet, as it stops"},
 }
 
 // forbidden are calls a component must never be able to make, whatever the table says.

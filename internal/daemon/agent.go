@@ -54,7 +54,9 @@ type Options struct {
 	// GuardBinary is the file installed on the host as the boot guard's binary (default
 	// /proc/self/exe, this agent's own; tests give a small one).
 	GuardBinary string
-	Log         *slog.Logger
+	// Guard keeps the node's pods off the Machine Config Server's ports.
+	Guard GuardOptions
+	Log   *slog.Logger
 }
 
 func (o *Options) defaults(root *noderoot.Root) {
@@ -139,6 +141,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return err
 	}
 	defer a.kube.stop()
+	// Also when stopped before the API answered: an earlier agent's rules are the node's.
+	defer a.unguardIfUninstalled()
 	go a.kube.run(ctx)
 	if opts.Metrics != nil {
 		if booted, err := bootTime(); err != nil {
@@ -156,6 +160,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return ctx.Err()
 	}
 	a.reportRecovery(rec)
+	go a.guardServer(ctx)
 	return a.loop(ctx)
 }
 

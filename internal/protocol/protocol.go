@@ -125,6 +125,9 @@ const (
 const (
 	// ServerPort is the Machine Config Server's TLS port.
 	ServerPort = 22623
+	// ServerInsecurePort is its plain HTTP port (OpenShift's, for machines that cannot do TLS
+	// to it yet).
+	ServerInsecurePort = 22624
 	// ServerTokenKey is the key of a pool's bearer token in its token Secret.
 	ServerTokenKey = "token"
 	// PreviousTokenKey, in a token Secret, is the token being rotated out: it stays valid until

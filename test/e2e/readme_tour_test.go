@@ -34,6 +34,7 @@ func readmeSession(t *testing.T, cl *clustertest.Cluster, name string) *doctest.
 	s.Subst["<tag>"] = tag
 	s.Subst["<serverHost>"] = set.ServerHost
 	s.Subst["<apiServerURL>"] = set.APIServerURL
+	s.Subst["<podNetworks>"] = set.PodNetworks
 	return s
 }
 

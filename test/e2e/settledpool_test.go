@@ -32,6 +32,7 @@ func TestFromASettledPool(t *testing.T) {
 		{"paced rollout", pacedRollout},
 		{"the drain keeps the workload", drainKeepsTheWorkload},
 		{"custom pool from first boot", customPoolFromFirstBoot},
+		{"pods kept off the config server", podsKeptOffTheServer},
 	} {
 		if !t.Run(step.name, func(t *testing.T) { step.run(t, ctx, cl, workers) }) {
 			t.Fatalf("stopping after %q: the next steps start from a settled pool", step.name)

@@ -19,6 +19,7 @@ import (
 	devnet "github.com/mco-dev/mco/internal/dev/network"
 	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/scheme"
+	"github.com/mco-dev/mco/internal/serverguard"
 )
 
 // Options for Up.
@@ -136,7 +137,7 @@ func Up(ctx context.Context, opts Options) error {
 		return err
 	}
 	logf(opts.Log, "installing mco from its image as README's Install says: kubectl apply --server-side -k of config/default")
-	if err := installMCO(ctx, dir, filepath.Join(toolsDir, "kubectl"), kubeconfig, manifests, archive, st.ServerHost(), apiURL); err != nil {
+	if err := installMCO(ctx, dir, filepath.Join(toolsDir, "kubectl"), kubeconfig, manifests, archive, st.ServerHost(), apiURL, st.Network()); err != nil {
 		return err
 	}
 	logf(opts.Log, "starting the bootstrap Machine Config Server on this host, behind api-int %s", st.ServerHost())
@@ -288,7 +289,26 @@ func Down(dir string) error {
 	if err := devnet.Teardown(st.Network()); err != nil {
 		errs = append(errs, fmt.Errorf("dev network: %w", err))
 	}
+	if err := removeServerGuards(st); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// removeServerGuards deletes what the machines' agents left in the host's nftables to keep pods
+// off the Machine Config Server: the machines share the host's network namespace, so their
+// chains outlive them.
+func removeServerGuards(st *State) error {
+	fw, err := serverguard.Open(st.Network().GuardTable)
+	if err != nil {
+		return err
+	}
+	for _, name := range st.Machines {
+		if err := fw.Remove(name); err != nil {
+			return fmt.Errorf("the server guard of machine %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // checkTraversable fails, naming the directory to fix, when some ancestor of dir is closed to

@@ -144,7 +144,7 @@ func InstallMCO(ctx context.Context, dir string) error {
 	if err := installCRDs(ctx, kubectl, kubeconfig, st.Manifests); err != nil {
 		return err
 	}
-	if err := installMCO(ctx, dir, kubectl, kubeconfig, st.Manifests, st.ImageArchive, st.ServerHost(), st.APIServerURL); err != nil {
+	if err := installMCO(ctx, dir, kubectl, kubeconfig, st.Manifests, st.ImageArchive, st.ServerHost(), st.APIServerURL, st.Network()); err != nil {
 		return err
 	}
 	c, _, err := scheme.NewClient(kubeconfig)

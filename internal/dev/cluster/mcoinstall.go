@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/mco-dev/mco/internal/dev/machine"
+	devnet "github.com/mco-dev/mco/internal/dev/network"
 )
 
 // mcoImage is the image config/default names; the dev overlay sets its tag.
@@ -20,9 +21,9 @@ const mcoImage = "ghcr.io/mco-dev/mco"
 
 // installOverlay is the kustomization mco dev applies, as README's "Install on a cluster" says:
 // config/default (reached from installDir by the relative path base, as kustomize requires)
-// with the image's tag and the two install settings, nothing else. Every value is quoted: a
-// tag is `git describe`'s, and one such as 28586e2 is a number to YAML.
-func installOverlay(base, tag, serverHost, apiServerURL string) string {
+// with the image's tag and the install settings, nothing else. Every value is quoted: a tag is
+// `git describe`'s, and one such as 28586e2 is a number to YAML.
+func installOverlay(base, tag, serverHost, apiServerURL string, net devnet.Layout) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# Written by mco dev up: config/default as a user installs it, with this cluster's image and settings.
 apiVersion: kustomize.config.k8s.io/v1beta1
@@ -39,14 +40,27 @@ configMapGenerator:
   literals:
   - %q
   - %q
-`, base, mcoImage, tag, "serverHost="+serverHost, "apiServerURL="+apiServerURL)
+  - %q
+# The machines share this host's network namespace with other slots' machines, whose nodes
+# have the same names: each cluster's agents keep their pods off the server in a table of its own.
+patches:
+- target:
+    kind: DaemonSet
+    name: mco-daemon
+  patch: |-
+    - op: add
+      path: /spec/template/spec/containers/0/args/-
+      value: %q
+`, base, mcoImage, tag, "serverHost="+serverHost, "apiServerURL="+apiServerURL, "podNetworks="+net.Pods.String(),
+		"--server-guard-table="+net.GuardTable)
 	return b.String()
 }
 
 // Settings are what README's install steps ask an admin for, as a dev cluster has them: the
 // image (preloaded into every machine's containerd, so named by its version tag), serverHost
-// (api-int's port 22623) and apiServerURL.
-type Settings struct{ Image, ServerHost, APIServerURL string }
+// (api-int's port 22623), apiServerURL and podNetworks (the slot's pod range: the dev
+// machines' Nodes have no spec.podCIDRs).
+type Settings struct{ Image, ServerHost, APIServerURL, PodNetworks string }
 
 // InstallSettings are the install settings of the dev cluster whose state is st.
 func InstallSettings(st *State) (Settings, error) {
@@ -54,7 +68,8 @@ func InstallSettings(st *State) (Settings, error) {
 	if err != nil {
 		return Settings{}, err
 	}
-	return Settings{Image: mcoImage + ":" + tag, ServerHost: st.ServerHost(), APIServerURL: st.APIServerURL}, nil
+	return Settings{Image: mcoImage + ":" + tag, ServerHost: st.ServerHost(), APIServerURL: st.APIServerURL,
+		PodNetworks: st.Network().Pods.String()}, nil
 }
 
 // imageTag is the version tag an image archive (make image's docker-archive) carries for
@@ -76,7 +91,7 @@ func imageTag(archive string) (string, error) {
 
 // installMCO applies the dev overlay of manifests (config/default) with the server-side apply
 // README's Install gives.
-func installMCO(ctx context.Context, dir, kubectl, kubeconfig, manifests, archive, serverHost, apiServerURL string) error {
+func installMCO(ctx context.Context, dir, kubectl, kubeconfig, manifests, archive, serverHost, apiServerURL string, net devnet.Layout) error {
 	tag, err := imageTag(archive)
 	if err != nil {
 		return err
@@ -89,7 +104,7 @@ func installMCO(ctx context.Context, dir, kubectl, kubeconfig, manifests, archiv
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(installDir, "kustomization.yaml"), []byte(installOverlay(base, tag, serverHost, apiServerURL)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(installDir, "kustomization.yaml"), []byte(installOverlay(base, tag, serverHost, apiServerURL, net)), 0o644); err != nil {
 		return err
 	}
 	out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "--force-conflicts", "-k", installDir).CombinedOutput()
@@ -140,5 +155,5 @@ func Upgrade(ctx context.Context, dir, archive string) (string, error) {
 	if err := errors.Join(errs...); err != nil {
 		return "", err
 	}
-	return tag, installMCO(ctx, dir, filepath.Join(st.ToolsDir, "kubectl"), filepath.Join(dir, "kubeconfig"), st.Manifests, archive, st.ServerHost(), st.APIServerURL)
+	return tag, installMCO(ctx, dir, filepath.Join(st.ToolsDir, "kubectl"), filepath.Join(dir, "kubeconfig"), st.Manifests, archive, st.ServerHost(), st.APIServerURL, st.Network())
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
+
+	"github.com/mco-dev/mco/internal/serverguard"
 )
 
 // Layout is the dev cluster's address plan.
@@ -16,6 +18,9 @@ type Layout struct {
 	Services, Pods netip.Prefix
 	// Chain names this layout's iptables chains (so a test's layout never touches a cluster's).
 	Chain string
+	// GuardTable is the nftables table the agents keep pods off the Machine Config Server with:
+	// the machines share the host's network namespace, and node names repeat across slots.
+	GuardTable string
 }
 
 // Default is the dev cluster's layout, Slot(0): the Service range is kubeadm's (the built-in
@@ -31,14 +36,16 @@ const Slots = 8
 func Slot(n int) Layout {
 	l := Layout{
 		HostBridge: "mco-dev" + strconv.Itoa(n), PodBridgePrefix: "mco-pods",
-		NodeNet:  netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 87, byte(n), 0}), 24),
-		Services: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(96 + n), 0, 0}), 16),
-		Pods:     netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(244 + n), 0, 0}), 16),
-		Chain:    "MCO-DEV",
+		NodeNet:    netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 87, byte(n), 0}), 24),
+		Services:   netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(96 + n), 0, 0}), 16),
+		Pods:       netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(244 + n), 0, 0}), 16),
+		Chain:      "MCO-DEV",
+		GuardTable: serverguard.DefaultTable,
 	}
 	if n > 0 {
 		l.PodBridgePrefix = "mco" + strconv.Itoa(n) + "-pods"
 		l.Chain += strconv.Itoa(n)
+		l.GuardTable += "-" + strconv.Itoa(n)
 	}
 	return l
 }

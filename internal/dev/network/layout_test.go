@@ -49,7 +49,7 @@ func TestSlotsShareNothing(t *testing.T) {
 		if !l.Services.Contains(l.ClusterDNS()) {
 			t.Errorf("slot %d: cluster DNS %s outside its Service range %s", n, l.ClusterDNS(), l.Services)
 		}
-		for _, name := range []string{l.HostBridge, l.PodBridge(0), l.Chain} {
+		for _, name := range []string{l.HostBridge, l.PodBridge(0), l.Chain, "nft " + l.GuardTable} {
 			if m, ok := seen[name]; ok {
 				t.Errorf("slots %d and %d both use %s", m, n, name)
 			}

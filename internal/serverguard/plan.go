@@ -1,0 +1,134 @@
+package serverguard
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// DefaultTable is the nftables table (family inet) a node's chains live in: one pair of chains
+// per node, so a host shared by several nodes of a cluster (the dev cluster's machines) keeps
+// each node's rules apart. A host that runs nodes of several clusters (dev clusters on their
+// network slots) gives each cluster a table of its own: node names repeat across clusters.
+const DefaultTable = "mco-server-guard"
+
+// Hook is where a chain sees packets.
+type Hook string
+
+const (
+	// Input: packets to an address of this host (a pod connecting to its own node).
+	Input Hook = "input"
+	// Forward: packets routed through this host (a pod connecting to any other address).
+	Forward Hook = "forward"
+)
+
+// Rule rejects TCP from Network to Port.
+type Rule struct {
+	Network netip.Prefix
+	Port    uint16
+}
+
+// Tag names the rule in its nftables user data, so the shell compares what a table holds with
+// what it should hold without decoding expressions.
+func (r Rule) Tag() string { return fmt.Sprintf("mco:reject %s tcp/%d", r.Network, r.Port) }
+
+// Chain is one base chain of a node.
+type Chain struct {
+	Name  string
+	Hook  Hook
+	Rules []Rule
+}
+
+// Spec is everything of one node's guard: its chains in TableName.
+type Spec struct {
+	Node   string
+	Chains []Chain
+}
+
+// maxChainName is the kernel's limit on a chain's name (NFT_CHAIN_MAXNAMELEN, with its NUL).
+const maxChainName = 255
+
+// ChainName is the name of node's chain on hook: the hook and the node's name, or a prefix of
+// it and a digest of the whole when that is longer than the kernel takes.
+func ChainName(node string, hook Hook) string {
+	name := string(hook) + "-" + node
+	if len(name) <= maxChainName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(node))
+	digest := hex.EncodeToString(sum[:8])
+	return name[:maxChainName-len(digest)-1] + "-" + digest
+}
+
+// Plan is the guard of node: its pods' networks (deduplicated, sorted) may not reach ports.
+// It refuses no networks (the guard would guard nothing: say so rather than report it in
+// place), a network that is not a prefix, and one that holds an address of the node itself:
+// that would refuse its host-network pods and every machine that boots from it too.
+func Plan(node string, podNetworks []netip.Prefix, nodeAddrs []netip.Addr, ports []uint16) (Spec, error) {
+	if node == "" {
+		return Spec{}, errors.New("the node name is required")
+	}
+	if len(podNetworks) == 0 {
+		return Spec{}, errors.New("no pod network is known: set podNetworks in the mco-install ConfigMap, or give the node spec.podCIDRs")
+	}
+	if len(ports) == 0 {
+		return Spec{}, errors.New("no port to guard")
+	}
+	var nets []netip.Prefix
+	for _, p := range podNetworks {
+		if !p.IsValid() {
+			return Spec{}, fmt.Errorf("pod network %q is not a network prefix", p)
+		}
+		p = p.Masked()
+		for _, a := range nodeAddrs {
+			if p.Contains(a.Unmap()) {
+				return Spec{}, fmt.Errorf("pod network %s holds the node's own address %s: guarding it would refuse the node's host-network pods and the machines booting from it", p, a)
+			}
+		}
+		if !slices.Contains(nets, p) {
+			nets = append(nets, p)
+		}
+	}
+	slices.SortFunc(nets, func(a, b netip.Prefix) int { return strings.Compare(a.String(), b.String()) })
+	ports = slices.Clone(ports)
+	slices.Sort(ports)
+	ports = slices.Compact(ports)
+	var rules []Rule
+	for _, n := range nets {
+		for _, port := range ports {
+			rules = append(rules, Rule{Network: n, Port: port})
+		}
+	}
+	spec := Spec{Node: node}
+	for _, h := range []Hook{Input, Forward} {
+		spec.Chains = append(spec.Chains, Chain{Name: ChainName(node, h), Hook: h, Rules: rules})
+	}
+	return spec, nil
+}
+
+// Tags are the tags of c's rules, in order.
+func (c Chain) Tags() []string {
+	tags := make([]string, len(c.Rules))
+	for i, r := range c.Rules {
+		tags[i] = r.Tag()
+	}
+	return tags
+}
+
+// ParsePrefixes reads a comma- or space-separated list of CIDRs (the mco-install ConfigMap's
+// podNetworks), naming the entry that is not one.
+func ParsePrefixes(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("pod network %q: %w", f, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
