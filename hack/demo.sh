@@ -105,6 +105,26 @@ echo "--- worker-3 booted, applied the kernel argument in its first-boot service
 $mco dev exec --dir "$dir" worker-3 -- cat /proc/cmdline
 $mco dev status --dir "$dir" | sed -n '/^MACHINE/,/^$/p' 
 
+step "pods are kept off the Machine Config Server: a pod on worker-0 is refused at the node, a host-network pod (the node itself) is not"
+master_ip=$($kubectl get node master-0 -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
+image=$($kubectl -n openshift-machine-config-operator get daemonset mco-daemon -o jsonpath='{.spec.template.spec.containers[0].image}')
+# probe NAME HOSTNETWORK: openssl s_client (in mco's image) to the server on master-0, from worker-0.
+probe() {
+  $kubectl run "$1" --image="$image" --image-pull-policy=Never --restart=Never \
+    --overrides="{\"spec\":{\"nodeName\":\"worker-0\",\"hostNetwork\":$2}}" \
+    --command -- openssl s_client -connect "$master_ip:22623" -brief >/dev/null
+  for _ in $(seq 60); do
+    case $($kubectl get pod "$1" -o jsonpath='{.status.phase}') in Succeeded|Failed) break ;; esac
+    sleep 1
+  done
+  $kubectl logs "$1" | head -2
+  $kubectl delete pod "$1" --wait=false >/dev/null
+}
+echo "--- a pod (its own network) to $master_ip:22623:"; probe mcs-probe-pod false
+echo "--- a host-network pod on the same machine:"; probe mcs-probe-host true
+echo "--- the agent's rules on the node (nftables table inet mco-server-guard), in its log:"
+$kubectl logs -n openshift-machine-config-operator daemonset/mco-daemon | grep -m1 "kept off" || true
+
 abs=$(cd "$dir" && pwd)
 cat <<MSG
 
