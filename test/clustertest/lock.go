@@ -25,6 +25,8 @@ const (
 	E2ESlot      = 0
 	ChaosSlot    = 1
 	StrandedSlot = 2
+	// SoakSlot is make soak's (test/soak), beside make test's three.
+	SoakSlot = 3
 )
 
 // Main runs a package's tests holding the dev-cluster lock of its network slot for the whole

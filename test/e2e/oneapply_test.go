@@ -2,67 +2,13 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/mco-dev/mco/internal/testenv"
 	"github.com/mco-dev/mco/test/clustertest"
 )
 
-// oneApplyOneReboot is issue 24's demo case on real machines: one `kubectl apply -f dir/`
-// of five MachineConfigs (three files, a unit, a kernel argument) reboots each machine exactly
-// once, and the pool ends on a rendered config holding all five. kubectl creates them one after
-// the other; a pool rendered after the first would send a machine through a drain and a reboot
-// for a partial config, then again for the whole.
+// oneApplyOneReboot: clustertest.OneApplyOneReboot on the settled pool.
 func oneApplyOneReboot(t *testing.T, ctx context.Context, cl *clustertest.Cluster, machines []string) {
-	ctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
-	defer cancel()
-	kubectl := testenv.RequireTool(t, "kubectl")
-	cl.Watcher.Reset()
-	t.Cleanup(func() {
-		if t.Failed() {
-			logState(t, cl, machines)
-		}
-	})
-	dir := filepath.Join(testenv.RepoRoot(), "test", "e2e", "testdata", "one-apply")
-	sources := []string{"50-worker-one-apply-a", "50-worker-one-apply-b", "50-worker-one-apply-c",
-		"60-worker-one-apply-unit", "80-worker-one-apply-kargs"}
-	before := cl.Pool(t, ctx).Spec.Configuration.Name
-	boots := map[string]int{}
-	for _, m := range machines {
-		boots[m] = cl.Boots(t, m)
-	}
-
-	if _, err := clustertest.Run(ctx, kubectl, "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"), "apply", "-f", dir); err != nil {
-		t.Fatal(err)
-	}
-	target := cl.WaitUpdatedWith(t, ctx, before, int32(len(machines)), sources[len(sources)-1])
-
-	p := cl.Pool(t, ctx)
-	for _, s := range sources {
-		if !clustertest.HasSource(p, s) {
-			t.Errorf("the pool's config %s is not rendered from %s", target, s)
-		}
-	}
-	for _, m := range machines {
-		if got := cl.Boots(t, m) - boots[m]; got != 1 {
-			t.Errorf("%s booted %d times for one kubectl apply, want exactly 1", m, got)
-		}
-		if cmdline := cl.InMachine(t, ctx, m, "cat", "/proc/cmdline"); !strings.Contains(" "+cmdline+" ", " mco.one_apply=1 ") {
-			t.Errorf("%s: /proc/cmdline = %q, want mco.one_apply=1", m, cmdline)
-		}
-		for _, f := range []string{"a", "b", "c"} {
-			if got := cl.NodeFile(ctx, m, "/etc/mco-one-apply/"+f+".conf"); got != "file "+f+"\n" {
-				t.Errorf("%s: /etc/mco-one-apply/%s.conf = %q", m, f, got)
-			}
-		}
-		if got := cl.InMachine(t, ctx, m, "systemctl", "is-active", "one-apply.service"); got != "active" {
-			t.Errorf("%s: one-apply.service is %s", m, got)
-		}
-	}
-	if most, who := cl.Watcher.MaxUnavailable(); most > 1 {
-		t.Errorf("%d machines were unavailable at once (%v); maxUnavailable is 1", most, who)
-	}
+	t.Logf("rolled out in %s", cl.OneApplyOneReboot(t, ctx, machines).Round(time.Second))
 }

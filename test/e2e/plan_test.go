@@ -101,7 +101,7 @@ func planAgainstAgent(t *testing.T, ctx context.Context, cl *clustertest.Cluster
 	kubectl := testenv.RequireTool(t, "kubectl")
 	t.Cleanup(func() {
 		if t.Failed() {
-			logState(t, cl, workers)
+			cl.LogState(t, workers)
 		}
 	})
 	kubeconfig := filepath.Join(cl.Dir, "kubeconfig")
@@ -264,16 +264,5 @@ func wantFile(t *testing.T, ctx context.Context, cl *clustertest.Cluster, node, 
 	t.Helper()
 	if got := cl.NodeFile(ctx, node, path); got != want {
 		t.Errorf("%s: %s = %q, want %q", node, path, got, want)
-	}
-}
-
-// logState shows the worker pool's status and the nodes' annotations, for a failed wait.
-func logState(t *testing.T, cl *clustertest.Cluster, nodes []string) {
-	ctx := context.Background()
-	p := cl.Pool(t, ctx)
-	js, _ := json.MarshalIndent(p.Status, "", "  ")
-	t.Logf("worker pool: target %s, status %s", p.Spec.Configuration.Name, js)
-	for _, n := range nodes {
-		t.Logf("%s: annotations %v", n, cl.Node(t, ctx, n).Annotations)
 	}
 }
