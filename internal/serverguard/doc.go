@@ -3,12 +3,12 @@
 // The server hands out every pool's files, the pull secret and the bootstrap kubeconfig to
 // whoever shows a pool's token; a workload has no business reaching it. OpenShift drops pod
 // traffic to ports 22623 and 22624 at the node. mco's agent does the same with an nftables
-// table of its own (inet mco-server-guard, DefaultTable): two base chains per node, on the input hook (a pod
-// connecting to an address of its own node) and the forward hook (a pod connecting anywhere
-// else: the masters, api-int, before the CNI's masquerade rewrites its source), each rejecting
-// TCP from the pods' networks to the server's ports with a reset. Traffic from the host itself
-// and from host-network pods (the node's own addresses) and from other machines (a machine
-// booting, fetching its config from a master) never matches.
+// table of its own (inet mco-server-guard, DefaultTable): one base chain per node on the
+// prerouting hook, before any address translation, rejecting TCP from the pods' networks to the
+// server's ports with a reset, whatever the destination (an address of the node, a master,
+// api-int). Traffic from the host itself and from host-network pods (locally generated: it never
+// passes prerouting) and from other machines (a machine booting, fetching its config from a
+// master) never matches.
 //
 // Plan is the pure core: the rules a node should have, refused when a pod network would take in
 // the node's own addresses. The nftables shell (nft.go) writes and reads them over netlink

@@ -35,12 +35,11 @@ func Open(table string, opts ...nftables.ConnOption) (*Firewall, error) {
 // Table is the table's name.
 func (f *Firewall) Table() string { return f.table.Name }
 
-// priority runs the guard before the filter chains of other tables (kube-proxy's, the CNI's):
-// an accept there does not end a packet's way through the hook, a reject here does, so the
-// order is for whoever reads `nft list ruleset`.
-var priority = nftables.ChainPriorityRef(*nftables.ChainPriorityFilter - 10)
+// priority runs the guard after conntrack (-200) and before any destination translation
+// (dstnat, -100): the reset answers the address the pod asked for.
+var priority = nftables.ChainPriorityRef(*nftables.ChainPriorityNATDest - 10)
 
-var hooks = map[Hook]*nftables.ChainHook{Input: nftables.ChainHookInput, Forward: nftables.ChainHookForward}
+var hooks = map[Hook]*nftables.ChainHook{Prerouting: nftables.ChainHookPrerouting}
 
 // Installed are the tags of the rules node's chains hold, by chain name (a chain missing is
 // absent from the map).
@@ -50,7 +49,7 @@ func (f *Firewall) Installed(node string) (map[string][]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing nftables chains: %w", err)
 	}
-	for _, h := range []Hook{Input, Forward} {
+	for _, h := range []Hook{Prerouting} {
 		name := ChainName(node, h)
 		i := slices.IndexFunc(chains, func(c *nftables.Chain) bool { return c.Table.Name == f.table.Name && c.Name == name })
 		if i < 0 {

@@ -19,12 +19,13 @@ const DefaultTable = "mco-server-guard"
 // Hook is where a chain sees packets.
 type Hook string
 
-const (
-	// Input: packets to an address of this host (a pod connecting to its own node).
-	Input Hook = "input"
-	// Forward: packets routed through this host (a pod connecting to any other address).
-	Forward Hook = "forward"
-)
+// Prerouting sees every packet that reaches this host from elsewhere (a pod's veth, another
+// machine) before any address translation: a pod's connection is refused whether it is to an
+// address of this node, to another machine, or to an address the node translates (api-int
+// through a DNAT, a Service). After a DNAT, a reset sent from the input hook never reached the
+// pod (the connection's reverse translation was not set up yet; seen on the dev cluster's
+// api-int): the refusal has to come first.
+const Prerouting Hook = "prerouting"
 
 // Rule rejects TCP from Network to Port.
 type Rule struct {
@@ -104,9 +105,7 @@ func Plan(node string, podNetworks []netip.Prefix, nodeAddrs []netip.Addr, ports
 		}
 	}
 	spec := Spec{Node: node}
-	for _, h := range []Hook{Input, Forward} {
-		spec.Chains = append(spec.Chains, Chain{Name: ChainName(node, h), Hook: h, Rules: rules})
-	}
+	spec.Chains = append(spec.Chains, Chain{Name: ChainName(node, Prerouting), Hook: Prerouting, Rules: rules})
 	return spec, nil
 }
 

@@ -44,8 +44,8 @@ func TestPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(spec.Chains) != 2 || spec.Chains[0].Hook != Input || spec.Chains[1].Hook != Forward {
-				t.Fatalf("chains %+v, want input and forward", spec.Chains)
+			if len(spec.Chains) != 1 || spec.Chains[0].Hook != Prerouting {
+				t.Fatalf("chains %+v, want one on prerouting", spec.Chains)
 			}
 			for _, c := range spec.Chains {
 				if want := string(c.Hook) + "-worker-0"; c.Name != want {
@@ -61,7 +61,7 @@ func TestPlan(t *testing.T) {
 
 func TestChainNameFitsTheKernel(t *testing.T) {
 	long := strings.Repeat("n", 253)
-	a, b := ChainName(long, Forward), ChainName(long[:252]+"m", Forward)
+	a, b := ChainName(long, Prerouting), ChainName(long[:252]+"m", Prerouting)
 	if len(a) > maxChainName || a == b {
 		t.Fatalf("names %q (%d) and %q: want at most %d bytes and distinct", a, len(a), b, maxChainName)
 	}
