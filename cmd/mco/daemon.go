@@ -13,10 +13,12 @@ import (
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/bootguard"
+	"github.com/mco-dev/mco/internal/metricsauth"
 )
 
 func newDaemonCommand() *cobra.Command {
-	var kubeconfig, metricsAddr string
+	var kubeconfig string
+	var metrics metricsauth.Endpoint
 	opts := daemon.Options{}
 	cmd := &cobra.Command{
 		Use:   "daemon",
@@ -37,10 +39,12 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 				return err
 			}
 			reg := prometheus.NewRegistry()
-			if daemon.MetricsServed(metricsAddr) { // else nobody reads them: no kubelet health checks either
+			if metrics.Served() { // else nobody reads them: no kubelet health checks either
 				opts.Metrics = reg
 			}
-			daemon.ServeMetrics(metricsAddr, reg, cmd.ErrOrStderr())
+			if _, err := daemon.ServeMetrics(metrics, cfg, reg, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 			return daemon.Run(signalContext(), cfg, opts)
 		},
 	}
@@ -50,7 +54,8 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	f.DurationVar(&opts.DriftInterval, "drift-check-interval", 30*time.Second, "period of the drift check between file events")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", time.Hour, "how long to wait for the drain controller before reporting Degraded")
-	f.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8797", "address of the Prometheus metrics endpoint; 0 disables")
+	f.StringVar(&metrics.Address, "metrics-bind-address", "127.0.0.1:8797", "address of the Prometheus metrics endpoint; 0 disables. Plain HTTP on loopback; on any other address HTTPS, and only to bearer tokens the API server accepts whose user may get /metrics")
+	f.StringVar(&metrics.CertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for metrics off loopback, read again when they change (default: a self-signed certificate)")
 	cmd.AddCommand(newDaemonRevertCommand(), newDaemonRecoverCommand(), newDaemonFirstBootCommand(), newDaemonBootGuardCommand())
 	return cmd
 }
