@@ -287,9 +287,11 @@ func cacheOptions(opts Options, kinds servedKinds) cache.Options {
 		namespaces[bi.BootImagesNamespace] = cache.Config{}
 		namespaces[bi.MachineAPINamespace] = cache.Config{}
 	}
-	if sc := opts.ServingCert; sc != nil {
-		// The serving CA Secret, the serving Secret and the bundle ConfigMap.
-		namespaces[sc.Namespace] = cache.Config{}
+	for _, sc := range []*servingcertcontroller.Options{opts.ServingCert, opts.MetricsCert} {
+		if sc != nil {
+			// The CA Secret, the serving Secret and the bundle ConfigMap.
+			namespaces[sc.Namespace] = cache.Config{}
+		}
 	}
 	byObject := map[client.Object]cache.ByObject{}
 	if len(namespaces) > 0 {
