@@ -91,7 +91,9 @@ rendered.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
-	f.StringVar(&s.Options.MetricsAddr, "metrics-bind-address", ":9191", "address of the Prometheus metrics endpoint; 0 disables")
+	f.StringVar(&s.Options.MetricsAddr, "metrics-bind-address", ":9191", "address of the Prometheus metrics endpoint; 0 disables. Plain HTTP on loopback; on any other address HTTPS, and only to bearer tokens the API server accepts whose user may get /metrics")
+	f.StringVar(&s.Options.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for metrics off loopback, read again when they change (default: a self-signed certificate)")
+	f.BoolVar(&s.ManageMetricsCert, "manage-metrics-cert", true, "create and rotate the metrics endpoints' CA (ConfigMap mco-metrics-ca) and certificate (Secret mco-metrics-tls, for name mco-metrics.<server-namespace>.svc) in --server-namespace")
 	f.StringVar(&s.Options.ProbeAddr, "health-probe-bind-address", ":9192", "address of /healthz and /readyz; 0 disables")
 	f.StringVar(&s.Options.PprofAddr, "pprof-bind-address", "", "address of Go's /debug/pprof profiles (CPU, heap); empty disables")
 	f.BoolVar(&s.Options.LeaderElection, "leader-elect", false, "elect a leader so that only one replica acts")

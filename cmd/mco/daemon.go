@@ -15,12 +15,14 @@ import (
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/bootguard"
+	"github.com/mco-dev/mco/internal/metricsauth"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/serverguard"
 )
 
 func newDaemonCommand() *cobra.Command {
-	var kubeconfig, metricsAddr, podNetworks, guardPorts, guardTable string
+	var kubeconfig, podNetworks, guardPorts, guardTable string
+	var metrics metricsauth.Endpoint
 	opts := daemon.Options{}
 	cmd := &cobra.Command{
 		Use:   "daemon",
@@ -41,13 +43,15 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 				return err
 			}
 			reg := prometheus.NewRegistry()
-			if daemon.MetricsServed(metricsAddr) { // else nobody reads them: no kubelet health checks either
+			if metrics.Served() { // else nobody reads them: no kubelet health checks either
 				opts.Metrics = reg
 			}
 			if opts.Guard, err = guardOptions(podNetworks, guardPorts, guardTable, opts.Guard); err != nil {
 				return err
 			}
-			daemon.ServeMetrics(metricsAddr, reg, cmd.ErrOrStderr())
+			if _, err := daemon.ServeMetrics(metrics, cfg, reg, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 			return daemon.Run(signalContext(), cfg, opts)
 		},
 	}
@@ -57,7 +61,8 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	f.DurationVar(&opts.DriftInterval, "drift-check-interval", 30*time.Second, "period of the drift check between file events")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", time.Hour, "how long to wait for the drain controller before reporting Degraded")
-	f.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8797", "address of the Prometheus metrics endpoint; 0 disables")
+	f.StringVar(&metrics.Address, "metrics-bind-address", "127.0.0.1:8797", "address of the Prometheus metrics endpoint; 0 disables. Plain HTTP on loopback; on any other address HTTPS, and only to bearer tokens the API server accepts whose user may get /metrics")
+	f.StringVar(&metrics.CertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for metrics off loopback, read again when they change (default: a self-signed certificate)")
 	f.StringVar(&guardPorts, "server-guard-ports", fmt.Sprintf("%d,%d", protocol.ServerPort, protocol.ServerInsecurePort),
 		"the Machine Config Server's ports this node's pods may not reach; empty: pods are not kept off them")
 	f.StringVar(&guardTable, "server-guard-table", serverguard.DefaultTable, "nftables table (family inet) of those rules: one per cluster on a host that runs nodes of several")

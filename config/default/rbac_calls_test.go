@@ -93,7 +93,7 @@ var apiCalls = []apiCall{
 	{controller, "watch", "", "secrets", "", mcoNS, "", "servertoken, userdata, servingcert: Secret informer"},
 	// mco controller: server tokens (internal/controller/servertoken) and, with --server-host or
 	// --server-cert-names, the serving certificate (internal/controller/servingcert)
-	{controller, "create", "", "secrets", "", mcoNS, "", "servertoken: create <pool>-mcs-token; servingcert: writeSecret creates machine-config-server-ca-key, machine-config-server-tls"},
+	{controller, "create", "", "secrets", "", mcoNS, "", "servertoken: create <pool>-mcs-token; servingcert: writeSecret creates machine-config-server-ca-key, machine-config-server-tls; metricscert: mco-metrics-ca-key, mco-metrics-tls"},
 	{controller, "update", "", "secrets", "", mcoNS, "", "servertoken: update (rotation, repair); servingcert: writeSecret (renewal, CA rotation)"},
 	{controller, "delete", "", "secrets", "", mcoNS, "", "servertoken: deleteManaged for a deleted pool"},
 	{controller, "list", "", "configmaps", "", mcoNS, "", "userdata: CA bundle machine-config-server-ca (cache); servingcert: the bundle it keeps; bootimage: coreos-bootimages"},
@@ -147,6 +147,11 @@ var apiCalls = []apiCall{
 	{controller, "patch", machine, "machinesets", "", mapiNS, "", "bootimage: reconcileMachineSet (providerSpec)"},
 	{controller, "create", "", "configmaps", "", mcoNS, "", "bootimage: saveHistory; servingcert: the CA bundle machine-config-server-ca"},
 	{controller, "update", "", "configmaps", "", mcoNS, "machine-config-server-ca", "servingcert: writeConfigMap (a CA joins or leaves the bundle)"},
+	{controller, "update", "", "configmaps", "", mcoNS, "mco-metrics-ca", "metricscert (servingcert with MetricsObjects): writeConfigMap"},
+	// metrics off loopback (internal/metricsauth's Reviewer, through controller-runtime's
+	// metrics server): each scraper's token and its right to get /metrics
+	{controller, "create", "authentication.k8s.io", "tokenreviews", "", "", "", "metrics: Reviewer.review"},
+	{controller, "create", "authorization.k8s.io", "subjectaccessreviews", "", "", "", "metrics: Reviewer.review"},
 	{controller, "update", "", "configmaps", "", mcoNS, "machine-set-boot-image-history", "bootimage: saveHistory"},
 	// mco controller: leader election and events
 	{controller, "create", "coordination.k8s.io", "leases", "", mcoNS, "", "leader election: first start"},
@@ -172,6 +177,8 @@ var apiCalls = []apiCall{
 	{server, "watch", "", "configmaps", "", mcoNS, "", "informer in --namespace"},
 	{server, "list", "", "secrets", "", ocNS, "pull-secret", "pull secret (informer on metadata.name=pull-secret, --pull-secret)"},
 	{server, "watch", "", "secrets", "", ocNS, "pull-secret", "pull secret informer"},
+	{server, "create", "authentication.k8s.io", "tokenreviews", "", "", "", "metrics off loopback (metricsauth Reviewer, Settings.metricsGuard)"},
+	{server, "create", "authorization.k8s.io", "subjectaccessreviews", "", "", "", "metrics off loopback (metricsauth Reviewer)"},
 
 	// mco daemon (internal/daemon/kube.go)
 	{daemon, "list", "", "nodes", "", "", "", "newCluster: informer on metadata.name=<node>"},
@@ -183,6 +190,8 @@ var apiCalls = []apiCall{
 	{daemon, "get", mcfg, "machineconfignodes", "", "", "", "machineConfigNode: its own, before its first status write and when its spec is newer"},
 	{daemon, "patch", mcfg, "machineconfignodes", "status", "", "", "patchMachineConfigNodeStatus: its own (daemon-mcn-policy.yaml)"},
 	{daemon, "list", rolloutGroup, "machineconfigpoolrollouts", "", "", "", "nodeBootTimeout: arming the boot guard before an update's reboot"},
+	{daemon, "create", "authentication.k8s.io", "tokenreviews", "", "", "", "metrics off loopback (metricsauth Reviewer, ServeMetrics)"},
+	{daemon, "create", "authorization.k8s.io", "subjectaccessreviews", "", "", "", "metrics off loopback (metricsauth Reviewer)"},
 	{daemon, "create", "", "events", "", "default", "", "event: on its Node"},
 	{daemon, "patch", "", "events", "", "default", "", "event: repeated"},
 	{daemon, "get", "", "namespaces", "", "", mcoNS, "uninstalled (serverguard.go): its namespace, as it stops"},

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
@@ -32,12 +31,15 @@ import (
 	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
 	unpauseplancontroller "github.com/mco-dev/mco/internal/controller/unpauseplan"
 	"github.com/mco-dev/mco/internal/controller/userdata"
+	"github.com/mco-dev/mco/internal/metricsauth"
 	"github.com/mco-dev/mco/internal/scheme"
 )
 
 // Options configure the controller process.
 type Options struct {
-	MetricsAddr             string
+	MetricsAddr string
+	// MetricsCertDir holds tls.crt and tls.key for metrics off loopback (metricsauth.Endpoint).
+	MetricsCertDir          string
 	ProbeAddr               string
 	PprofAddr               string // net/http/pprof; "" (the default) serves none
 	LeaderElection          bool
@@ -54,6 +56,9 @@ type Options struct {
 	BootImages *bootimagecontroller.Options
 	// ServingCert, when set, enables the Machine Config Server serving certificate controller.
 	ServingCert *servingcertcontroller.Options
+	// MetricsCert, when set, enables the same controller for the metrics endpoints'
+	// certificate (servingcertcontroller.MetricsObjects).
+	MetricsCert *servingcertcontroller.Options
 	// ClusterOperator, when set, enables the ClusterOperator machine-config controller where
 	// the cluster serves that kind (OpenShift); always set by `mco controller`.
 	ClusterOperator *clusteroperatorcontroller.Options
@@ -95,10 +100,14 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
 	}
 	opts.Node.Pacing = kinds.rollouts
+	metrics, selfSigned, err := metricsOptions(metricsauth.Endpoint{Address: opts.MetricsAddr, CertDir: opts.MetricsCertDir})
+	if err != nil {
+		return nil, fmt.Errorf("creating controller manager: %w", err)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		MapperProvider:          func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
 		Scheme:                  scheme.Scheme,
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                 metrics,
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElection,
@@ -113,6 +122,9 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating controller manager: %w", err)
+	}
+	if selfSigned {
+		mgr.GetLogger().Info("metrics are served with a self-signed certificate no scraper can verify: give --metrics-cert-dir", "address", opts.MetricsAddr)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
@@ -166,6 +178,11 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if opts.ServingCert != nil {
 		if err := setupServingCert(mgr, *opts.ServingCert); err != nil {
+			return nil, err
+		}
+	}
+	if opts.MetricsCert != nil {
+		if err := setupServingCert(mgr, *opts.MetricsCert); err != nil {
 			return nil, err
 		}
 	}
@@ -231,9 +248,13 @@ func setupUserData(mgr ctrl.Manager, opts userdata.Options) error {
 }
 
 func setupServingCert(mgr ctrl.Manager, opts servingcertcontroller.Options) error {
-	r := &servingcertcontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("mco-servingcert-controller"), Options: opts}
+	name := "servingcert"
+	if opts.Objects.Controller != "" {
+		name = opts.Objects.Controller
+	}
+	r := &servingcertcontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("mco-" + name + "-controller"), Options: opts}
 	if err := r.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("serving certificate controller: %w", err)
+		return fmt.Errorf("%s controller: %w", name, err)
 	}
 	return nil
 }
@@ -266,9 +287,11 @@ func cacheOptions(opts Options, kinds servedKinds) cache.Options {
 		namespaces[bi.BootImagesNamespace] = cache.Config{}
 		namespaces[bi.MachineAPINamespace] = cache.Config{}
 	}
-	if sc := opts.ServingCert; sc != nil {
-		// The serving CA Secret, the serving Secret and the bundle ConfigMap.
-		namespaces[sc.Namespace] = cache.Config{}
+	for _, sc := range []*servingcertcontroller.Options{opts.ServingCert, opts.MetricsCert} {
+		if sc != nil {
+			// The CA Secret, the serving Secret and the bundle ConfigMap.
+			namespaces[sc.Namespace] = cache.Config{}
+		}
 	}
 	byObject := map[client.Object]cache.ByObject{}
 	if len(namespaces) > 0 {

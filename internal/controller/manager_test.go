@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	bootimagecontroller "github.com/mco-dev/mco/internal/controller/bootimage"
+	"github.com/mco-dev/mco/internal/metricsauth"
 )
 
 // MachineSets are cached in the Machine API namespace only, and not configured at all where the
@@ -60,5 +61,27 @@ func TestCacheOptionsStripWhatNoControllerReads(t *testing.T) {
 	n := &corev1.Node{Status: corev1.NodeStatus{Images: []corev1.ContainerImage{{Names: []string{"a"}}}}}
 	if got, err := nodeTransform(n); err != nil || got.(*corev1.Node).Status.Images != nil {
 		t.Errorf("node transform kept status.images: %v %v", got, err)
+	}
+}
+
+// The controller's metrics: plain HTTP on loopback, HTTPS with every request reviewed anywhere
+// else, "0" or "" none.
+func TestMetricsOptions(t *testing.T) {
+	for addr, secure := range map[string]bool{"127.0.0.1:9191": false, ":9191": true, "0.0.0.0:9191": true} {
+		opts, selfSigned, err := metricsOptions(metricsauth.Endpoint{Address: addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opts.SecureServing != secure || (opts.FilterProvider != nil) != secure || (len(opts.TLSOpts) > 0) != secure || selfSigned != secure {
+			t.Errorf("%s: secure %v, filter %v, TLS options %d, self-signed %v; want secure %v", addr, opts.SecureServing, opts.FilterProvider != nil, len(opts.TLSOpts), selfSigned, secure)
+		}
+	}
+	if opts, selfSigned, err := metricsOptions(metricsauth.Endpoint{Address: ":9191", CertDir: t.TempDir()}); err != nil || selfSigned || !opts.SecureServing {
+		t.Errorf("with a cert dir: secure %v, self-signed %v, %v", opts.SecureServing, selfSigned, err)
+	}
+	for _, off := range []string{"0", ""} {
+		if opts, _, _ := metricsOptions(metricsauth.Endpoint{Address: off}); opts.BindAddress != "0" {
+			t.Errorf("%q: bind address %q, want 0 (none)", off, opts.BindAddress)
+		}
 	}
 }

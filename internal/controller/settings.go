@@ -36,6 +36,9 @@ type Settings struct {
 	// ServerCertNames name the serving certificate; none means the host of UserData.ServerHost.
 	ServerCertNames []string
 	CertPolicy      servingcert.Policy
+	// ManageMetricsCert keeps the metrics endpoints' CA and certificate (the same policy
+	// defaults as the server's, named MetricsServerName).
+	ManageMetricsCert bool
 }
 
 // Resolve checks s and returns the Options NewManager takes: the controllers s turns on, with
@@ -67,6 +70,14 @@ func (s Settings) Resolve() (Options, error) {
 			return opts, fmt.Errorf("--user-data-spec-version: %w", err)
 		}
 		opts.UserData = &ud
+	}
+	if s.ManageMetricsCert {
+		names, err := servingcert.ParseNames([]string{servingcertcontroller.MetricsServerName(ud.ServerNamespace)})
+		if err != nil {
+			return opts, fmt.Errorf("--server-namespace %q as the metrics certificate's name: %w", ud.ServerNamespace, err)
+		}
+		opts.MetricsCert = &servingcertcontroller.Options{Namespace: ud.ServerNamespace, Objects: servingcertcontroller.MetricsObjects,
+			Names: names, Policy: servingcert.DefaultPolicy()}
 	}
 	if s.BootImages {
 		bi := s.BootImage

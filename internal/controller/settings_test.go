@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	servingcertcontroller "github.com/mco-dev/mco/internal/controller/servingcert"
 	"github.com/mco-dev/mco/internal/servingcert"
 )
 
@@ -64,6 +65,12 @@ func TestSettingsResolve(t *testing.T) {
 		t.Errorf("boot images %+v, tokens %+v, cluster operator %+v: want all on, in their namespaces", opts.BootImages, opts.ServerTokens, opts.ClusterOperator)
 	}
 	s := base()
+	s.ManageMetricsCert = true
+	if opts, err := s.Resolve(); err != nil || opts.MetricsCert == nil || opts.MetricsCert.Objects != servingcertcontroller.MetricsObjects ||
+		opts.MetricsCert.Names.String() != "mco-metrics.mco.svc" || opts.MetricsCert.Namespace != "mco" {
+		t.Errorf("with --manage-metrics-cert: %+v, %v; want the metrics objects for mco-metrics.mco.svc in mco", opts.MetricsCert, err)
+	}
+	s = base()
 	s.UserData.ServerHost, s.BootImages = "api-int.example.com", false
 	if opts, err := s.Resolve(); err != nil || opts.UserData == nil || opts.ServingCert == nil || opts.BootImages != nil {
 		t.Errorf("with --server-host and --boot-images=false: %+v, %v", opts, err)

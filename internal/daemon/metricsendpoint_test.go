@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mco-dev/mco/internal/daemon"
+	"github.com/mco-dev/mco/internal/metricsauth"
 )
 
 // A metrics address someone else holds (another agent sharing the host's network namespace)
@@ -22,7 +23,7 @@ func TestServeMetricsOnATakenAddress(t *testing.T) {
 	}
 	defer taken.Close()
 	var warn bytes.Buffer
-	if daemon.ServeMetrics(taken.Addr().String(), prometheus.NewRegistry(), &warn) {
+	if served, err := daemon.ServeMetrics(metricsauth.Endpoint{Address: taken.Addr().String()}, nil, prometheus.NewRegistry(), &warn); served || err != nil {
 		t.Fatal("serveMetrics says it serves on an address another listener holds")
 	}
 	if !strings.Contains(warn.String(), "metrics are not served") || !strings.Contains(warn.String(), taken.Addr().String()) {
@@ -41,7 +42,7 @@ func TestServeMetricsOnAFreeAddress(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "mco_test_served_total", Help: "a counter to find"}))
 	var warn bytes.Buffer
-	if !daemon.ServeMetrics(addr, reg, &warn) {
+	if served, err := daemon.ServeMetrics(metricsauth.Endpoint{Address: addr}, nil, reg, &warn); !served || err != nil {
 		t.Fatalf("serveMetrics does not serve on a free address: %s", warn.String())
 	}
 	resp, err := http.Get("http://" + addr + "/metrics")
@@ -53,7 +54,19 @@ func TestServeMetricsOnAFreeAddress(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "mco_test_served_total 0") {
 		t.Errorf("GET /metrics: %s\n%s", resp.Status, body)
 	}
-	if daemon.ServeMetrics("0", reg, &warn) || daemon.ServeMetrics("", reg, &warn) {
-		t.Error(`"0" and "" turn the endpoint off, yet serveMetrics says it serves`)
+	for _, off := range []string{"0", ""} {
+		if served, _ := daemon.ServeMetrics(metricsauth.Endpoint{Address: off}, nil, reg, &warn); served {
+			t.Errorf("%q turns the endpoint off, yet serveMetrics says it serves", off)
+		}
+	}
+}
+
+// An address off loopback is never served without authentication: without an API server to
+// review tokens with, the agent refuses the flag.
+func TestServeMetricsOffLoopbackNeedsTheAPIServer(t *testing.T) {
+	var warn bytes.Buffer
+	served, err := daemon.ServeMetrics(metricsauth.Endpoint{Address: ":0"}, nil, prometheus.NewRegistry(), &warn)
+	if served || err == nil || !strings.Contains(err.Error(), "--metrics-bind-address") {
+		t.Errorf("ServeMetrics(:0) without an API server: served %v, err %v; want an error naming the flag", served, err)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/net/netutil"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+
+	"github.com/mco-dev/mco/internal/metricsauth"
 )
 
 // ListenOptions say where to listen. An empty address disables that listener.
@@ -23,8 +25,10 @@ type ListenOptions struct {
 	CertFile, KeyFile string
 	// InsecureAddress serves plain HTTP, for clients that cannot be given a CA.
 	InsecureAddress string
-	// MetricsAddress serves Prometheus metrics from Gatherer at /metrics.
+	// MetricsAddress serves Prometheus metrics from Gatherer at /metrics, guarded by
+	// MetricsGuard (nil: plain HTTP without a credential, for loopback only).
 	MetricsAddress string
+	MetricsGuard   *metricsauth.Guard
 	Gatherer       prometheus.Gatherer
 	// MaxConnections caps open connections per config listener (secure and insecure each);
 	// further clients wait in the kernel's accept queue. Zero means DefaultMaxConnections.
@@ -85,7 +89,9 @@ func Listen(opts ListenOptions) (*Listeners, error) {
 		// (the server runs in the host's network; a stale process, or another dev cluster's
 		// server on the same loopback port) must not keep new machines from booting. Serve says
 		// so as an error, once, and the server goes on, as the agent does.
-		l.Metrics, l.MetricsErr = net.Listen("tcp", opts.MetricsAddress)
+		if l.Metrics, l.MetricsErr = net.Listen("tcp", opts.MetricsAddress); l.MetricsErr == nil {
+			l.Metrics = opts.MetricsGuard.Listener(l.Metrics)
+		}
 	}
 	if l.Secure == nil && l.Insecure == nil {
 		return nil, errors.Join(errors.New("both the secure and the insecure listener are disabled"), l.close())
@@ -149,8 +155,8 @@ func (l *Listeners) Serve(ctx context.Context, handler http.Handler, log *slog.L
 	}
 	if l.Metrics != nil && l.opts.Gatherer != nil {
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(l.opts.Gatherer, promhttp.HandlerOpts{}))
-		log.Info("serving metrics", "address", l.Metrics.Addr().String())
+		mux.Handle("/metrics", l.opts.MetricsGuard.Handler(promhttp.HandlerFor(l.opts.Gatherer, promhttp.HandlerOpts{})))
+		log.Info("serving metrics", "address", l.Metrics.Addr().String(), "https", l.opts.MetricsGuard != nil)
 		start(newHTTPServer(mux, DefaultMaxHeaderBytes), l.Metrics, false)
 	}
 

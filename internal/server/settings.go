@@ -13,9 +13,11 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
+	"github.com/mco-dev/mco/internal/metricsauth"
 	"github.com/mco-dev/mco/internal/render"
 )
 
@@ -30,7 +32,7 @@ type Settings struct {
 	KubeletCAFile, OSImageURL, ExtensionsImage             string
 	BindAddress                                            string
 	SecurePort, InsecurePort                               int
-	CertFile, KeyFile, MetricsAddress                      string
+	CertFile, KeyFile, MetricsAddress, MetricsCertDir      string
 	LogFormat, MemoryLimit                                 string
 	RateLimit                                              float64
 	RateLimitBurst, MaxConnections, MaxHeaderBytes         int
@@ -50,6 +52,10 @@ func (s Settings) Serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	metricsGuard, err := s.metricsGuard(log)
+	if err != nil {
+		return err
+	}
 	if limit, apply, err := MemoryLimit(s.MemoryLimit, s.MaxConnections, s.BootstrapDir == "" && s.FromDir == ""); err != nil {
 		return err
 	} else if apply {
@@ -62,6 +68,7 @@ func (s Settings) Serve(ctx context.Context) error {
 			CertFile:        s.CertFile,
 			KeyFile:         s.KeyFile,
 			MetricsAddress:  s.MetricsAddress,
+			MetricsGuard:    metricsGuard,
 			MaxConnections:  s.MaxConnections,
 			MaxHeaderBytes:  s.MaxHeaderBytes,
 		},
@@ -108,6 +115,25 @@ func (s Settings) source(log *slog.Logger) (Source, error) {
 		PullSecret: types.NamespacedName{Namespace: psNamespace, Name: psName},
 	}
 	return func(ctx context.Context, store *Store) error { return RunCluster(ctx, cfg, store, opts, log) }, nil
+}
+
+// metricsGuard is how the metrics are served (metricsauth): off loopback, only cluster mode
+// has the API server that reviews the scrapers' tokens.
+func (s Settings) metricsGuard(log *slog.Logger) (*metricsauth.Guard, error) {
+	e := metricsauth.Endpoint{Address: s.MetricsAddress, CertDir: s.MetricsCertDir}
+	if !e.Served() {
+		return nil, nil
+	}
+	guard, err := e.Guard(func() (*rest.Config, error) {
+		if s.BootstrapDir != "" || s.FromDir != "" {
+			return nil, nil
+		}
+		return clientconfig.Load(s.Kubeconfig)
+	})
+	if guard != nil && guard.SelfSigned {
+		log.Warn("metrics are served with a self-signed certificate no scraper can verify: give --metrics-cert-dir", "address", s.MetricsAddress)
+	}
+	return guard, err
 }
 
 // portAddress is host:port, or "" (that listener off) for port 0.

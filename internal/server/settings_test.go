@@ -1,6 +1,8 @@
 package server
 
 import (
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -26,5 +28,21 @@ func TestServerModeFlags(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// Metrics off loopback need the API server to review tokens: the standalone modes refuse such
+// an address, naming the flag; on loopback every mode serves plain HTTP.
+func TestMetricsOffLoopbackOnlyInClusterMode(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, s := range []Settings{{BootstrapDir: "a"}, {FromDir: "a"}} {
+		s.MetricsAddress = ":22625"
+		if _, err := s.metricsGuard(log); err == nil || !strings.Contains(err.Error(), "--metrics-bind-address") {
+			t.Errorf("%+v: err %v, want one naming --metrics-bind-address", s, err)
+		}
+		s.MetricsAddress = "127.0.0.1:22625"
+		if g, err := s.metricsGuard(log); g != nil || err != nil {
+			t.Errorf("%+v: guard %v, err %v; want plain HTTP", s, g, err)
+		}
 	}
 }

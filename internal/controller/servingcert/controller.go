@@ -20,12 +20,33 @@ import (
 	core "github.com/mco-dev/mco/internal/servingcert"
 )
 
-// Names of the objects the controller keeps in Options.Namespace.
+// Names of the objects the controller keeps in Options.Namespace for the Machine Config
+// Server (Options.Objects' zero value).
 const (
 	CASecretName      = "machine-config-server-ca-key"
 	ServingSecretName = "machine-config-server-tls"
 	BundleName        = "machine-config-server-ca"
 )
+
+// Objects name one set of the three objects; one Reconciler keeps one set. The same core and
+// controller keep the Machine Config Server's certificate and the metrics endpoints' one, each
+// under its own names.
+type Objects struct {
+	// Controller names the controller (its logs and metrics); unique per manager.
+	Controller                      string
+	CASecret, ServingSecret, Bundle string
+}
+
+// ServerObjects are the Machine Config Server's.
+var ServerObjects = Objects{Controller: "servingcert", CASecret: CASecretName, ServingSecret: ServingSecretName, Bundle: BundleName}
+
+// MetricsObjects are the metrics endpoints': the controller's, the server's and the agents'
+// pods mount Secret mco-metrics-tls, and scrapers trust the CAs in ConfigMap mco-metrics-ca.
+var MetricsObjects = Objects{Controller: "metricscert", CASecret: "mco-metrics-ca-key", ServingSecret: "mco-metrics-tls", Bundle: "mco-metrics-ca"}
+
+// MetricsServerName is the one DNS name of the metrics certificate: scrapers reach pods by
+// address, so they verify this name (a PodMonitor's tlsConfig.serverName) instead.
+func MetricsServerName(namespace string) string { return "mco-metrics." + namespace + ".svc" }
 
 // DefaultMaxRecheck bounds the wait for the next due time: timers do not count time a machine
 // spends suspended, and a look every hour costs three cached reads.
@@ -35,6 +56,8 @@ const DefaultMaxRecheck = time.Hour
 type Options struct {
 	// Namespace of the three objects (the server's, --server-namespace).
 	Namespace string
+	// Objects are the three objects' names; zero: ServerObjects.
+	Objects Objects
 	// Names the serving certificate is for.
 	Names core.Names
 	// Policy of lifetimes, renewal and overlap.
@@ -65,8 +88,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		if obj.GetNamespace() != r.Options.Namespace {
 			return nil
 		}
-		switch obj.GetName() {
-		case CASecretName, ServingSecretName, BundleName:
+		switch o := r.objects(); obj.GetName() {
+		case o.CASecret, o.ServingSecret, o.Bundle:
 			return []reconcile.Request{r.request()}
 		}
 		return nil
@@ -76,7 +99,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return nil
 	})
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("servingcert").
+		Named(r.objects().Controller).
 		Watches(&corev1.Secret{}, ours).
 		Watches(&corev1.ConfigMap{}, ours).
 		WatchesRawSource(atStart).
@@ -84,7 +107,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) request() reconcile.Request {
-	return reconcile.Request{NamespacedName: client.ObjectKey{Namespace: r.Options.Namespace, Name: ServingSecretName}}
+	return reconcile.Request{NamespacedName: client.ObjectKey{Namespace: r.Options.Namespace, Name: r.objects().ServingSecret}}
+}
+
+func (r *Reconciler) objects() Objects {
+	if r.Options.Objects == (Objects{}) {
+		return ServerObjects
+	}
+	return r.Options.Objects
 }
 
 func (r *Reconciler) now() time.Time {
@@ -101,10 +131,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	bundle := &corev1.ConfigMap{}
 	var in core.Input
 	var err error
-	if in.CA, err = r.readSecret(ctx, CASecretName, ca); err != nil {
+	if in.CA, err = r.readSecret(ctx, r.objects().CASecret, ca); err != nil {
 		return reconcile.Result{}, err
 	}
-	if in.Serving, err = r.readSecret(ctx, ServingSecretName, serving); err != nil {
+	if in.Serving, err = r.readSecret(ctx, r.objects().ServingSecret, serving); err != nil {
 		return reconcile.Result{}, err
 	}
 	if in.Bundle, err = r.readConfigMap(ctx, bundle); err != nil {
@@ -163,7 +193,7 @@ func (r *Reconciler) readSecret(ctx context.Context, name string, into *corev1.S
 }
 
 func (r *Reconciler) readConfigMap(ctx context.Context, into *corev1.ConfigMap) (core.Object, error) {
-	into.Namespace, into.Name = r.Options.Namespace, BundleName
+	into.Namespace, into.Name = r.Options.Namespace, r.objects().Bundle
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(into), into); err != nil {
 		return core.Object{}, client.IgnoreNotFound(err)
 	}
