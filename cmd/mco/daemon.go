@@ -21,7 +21,7 @@ import (
 )
 
 func newDaemonCommand() *cobra.Command {
-	var kubeconfig, podNetworks, guardPorts, guardTable string
+	var kubeconfig, podNetworks, guardPorts, guardTable, metricsHost string
 	var metrics metricsauth.Endpoint
 	opts := daemon.Options{}
 	cmd := &cobra.Command{
@@ -40,6 +40,9 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := clientconfig.Load(kubeconfig)
 			if err != nil {
+				return err
+			}
+			if metrics.Address, err = metricsauth.WithHost(metrics.Address, metricsHost); err != nil {
 				return err
 			}
 			reg := prometheus.NewRegistry()
@@ -62,6 +65,7 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 	f.DurationVar(&opts.DriftInterval, "drift-check-interval", 30*time.Second, "period of the drift check between file events")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", time.Hour, "how long to wait for the drain controller before reporting Degraded")
 	f.StringVar(&metrics.Address, "metrics-bind-address", "127.0.0.1:8797", "address of the Prometheus metrics endpoint; 0 disables. Plain HTTP on loopback; on any other address HTTPS, and only to bearer tokens the API server accepts whose user may get /metrics")
+	f.StringVar(&metricsHost, "metrics-bind-host", "", "listen for metrics on this host (e.g. the node's address, $(NODE_IP) from the downward API) with --metrics-bind-address's port")
 	f.StringVar(&metrics.CertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for metrics off loopback, read again when they change (default: a self-signed certificate)")
 	f.StringVar(&guardPorts, "server-guard-ports", fmt.Sprintf("%d,%d", protocol.ServerPort, protocol.ServerInsecurePort),
 		"the Machine Config Server's ports this node's pods may not reach; empty: pods are not kept off them")

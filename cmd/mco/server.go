@@ -10,12 +10,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mco-dev/mco/internal/metricsauth"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/server"
 )
 
 func newServerCommand() *cobra.Command {
 	var s server.Settings
+	var metricsHost string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve each pool's rendered config as Ignition to new machines",
@@ -51,6 +53,10 @@ over it the answer is 503 with Retry-After, which Ignition retries. Connections 
 (--max-connections) and request header size (--max-header-bytes) are capped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if s.MetricsAddress, err = metricsauth.WithHost(s.MetricsAddress, metricsHost); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return s.Serve(ctx)
@@ -77,6 +83,7 @@ over it the answer is 503 with Retry-After, which Ignition retries. Connections 
 	fl.IntVar(&s.InsecurePort, "insecure-port", protocol.ServerInsecurePort, "plain HTTP port (0 disables)")
 	fl.StringVar(&s.CertFile, "tls-cert-file", "", "serving certificate (PEM); reloaded when it changes")
 	fl.StringVar(&s.KeyFile, "tls-private-key-file", "", "serving private key (PEM); reloaded when it changes")
+	fl.StringVar(&metricsHost, "metrics-bind-host", "", "listen for metrics on this host (e.g. the node's address, $(NODE_IP) from the downward API) with --metrics-bind-address's port")
 	fl.StringVar(&s.MetricsAddress, "metrics-bind-address", "127.0.0.1:22625", "host:port for Prometheus /metrics (empty disables). Plain HTTP on loopback; on any other address (cluster mode only) HTTPS, and only to bearer tokens the API server accepts whose user may get /metrics")
 	fl.StringVar(&s.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for metrics off loopback, read again when they change (default: a self-signed certificate)")
 	fl.StringVar(&s.LogFormat, "log-format", "text", "log format: text or json")

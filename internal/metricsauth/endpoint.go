@@ -65,3 +65,21 @@ func (e Endpoint) TLSConfig() (cfg *tls.Config, selfSigned bool, err error) {
 	cfg.Certificates = []tls.Certificate{pair}
 	return cfg, true, nil
 }
+
+// WithHost is address with its host replaced by host (an IPv6 address without brackets, as the
+// downward API gives a node's), for --metrics-bind-host: on hosts that run several nodes (the dev
+// cluster's machines share one network namespace) each binds its own node's address, where a
+// wildcard bind would take the port from every other. An empty host keeps address.
+func WithHost(address, host string) (string, error) {
+	if host == "" {
+		return address, nil
+	}
+	_, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return "", fmt.Errorf("--metrics-bind-address %q: %w", address, err)
+	}
+	if net.ParseIP(host) == nil && strings.ContainsAny(host, "[]:") {
+		return "", fmt.Errorf("--metrics-bind-host %q: not a host name or IP address", host)
+	}
+	return net.JoinHostPort(host, port), nil
+}

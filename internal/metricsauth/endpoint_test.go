@@ -99,3 +99,20 @@ func TestTLSConfigWithoutCertDirIsSelfSigned(t *testing.T) {
 		t.Errorf("self-signed for %v", leaf.IPAddresses)
 	}
 }
+
+func TestWithHost(t *testing.T) {
+	for _, c := range []struct{ addr, host, want string }{
+		{":8797", "10.87.0.11", "10.87.0.11:8797"},
+		{":8797", "fd00::11", "[fd00::11]:8797"},
+		{"127.0.0.1:22625", "", "127.0.0.1:22625"},
+	} {
+		if got, err := WithHost(c.addr, c.host); err != nil || got != c.want {
+			t.Errorf("WithHost(%q, %q) = %q, %v; want %q", c.addr, c.host, got, err, c.want)
+		}
+	}
+	for _, c := range []struct{ addr, host string }{{"8797", "10.0.0.1"}, {":8797", "[::1]"}} {
+		if _, err := WithHost(c.addr, c.host); err == nil {
+			t.Errorf("WithHost(%q, %q) took it", c.addr, c.host)
+		}
+	}
+}

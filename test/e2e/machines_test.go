@@ -335,7 +335,9 @@ func TestRealMachines(t *testing.T) {
 		}
 	})
 
-	t.Run("README's monitoring applies to the install, with the Prometheus Operator's CRDs", func(t *testing.T) { readmeMonitoring(t, ctx, cl, readme) })
+	if t.Run("README's monitoring applies to the install, with the Prometheus Operator's CRDs", func(t *testing.T) { readmeMonitoring(t, ctx, cl, readme) }) {
+		t.Run("metrics answer only an allowed token, from a pod's network", func(t *testing.T) { metricsNeedAToken(t, ctx, cl) })
+	}
 }
 
 // newImage is the second dev OS image the machines rebase to.
