@@ -82,22 +82,8 @@ func refusedHere(t *testing.T, addr string) bool {
 // rules are written once, restored when someone deletes them, and removed whole.
 func TestFirewallRejectsThePodNetworkOnly(t *testing.T) {
 	inNewNetns(t, func() {
-		for _, addr := range []string{"127.0.0.1:22623", "127.0.0.1:22625"} {
-			l, err := net.Listen("tcp", addr)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer l.Close()
-			go func() {
-				for {
-					c, err := l.Accept()
-					if err != nil {
-						return
-					}
-					c.Close()
-				}
-			}()
+		if !listen(t, "127.0.0.1:22623", "127.0.0.1:22625") {
+			return
 		}
 		if refused(t, "127.0.0.1:22623") {
 			t.Error("refused before any guard")
@@ -175,4 +161,27 @@ func TestFirewallRejectsThePodNetworkOnly(t *testing.T) {
 			t.Errorf("removing what is gone: %v", err)
 		}
 	})
+}
+
+// listen accepts (and closes) connections on each address, in the calling thread's network
+// namespace, until the test ends; false if one cannot be bound (reported).
+func listen(t *testing.T, addrs ...string) bool {
+	for _, addr := range addrs {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	}
+	return true
 }

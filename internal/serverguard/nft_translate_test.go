@@ -2,7 +2,6 @@ package serverguard
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -87,25 +86,7 @@ func TestFirewallRefusesBeforeTranslation(t *testing.T) {
 	pod.sh(t, "ip", "addr", "add", "10.1.0.2/24", "dev", "pod0")
 	pod.sh(t, "ip", "link", "set", "pod0", "up")
 	pod.sh(t, "ip", "route", "add", "default", "via", "10.1.0.1")
-	node.do(func() {
-		for _, addr := range []string{"10.1.0.1:22623", "10.1.0.1:22625"} {
-			l, err := net.Listen("tcp", addr)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			t.Cleanup(func() { l.Close() })
-			go func() {
-				for {
-					c, err := l.Accept()
-					if err != nil {
-						return
-					}
-					c.Close()
-				}
-			}()
-		}
-	})
+	node.do(func() { listen(t, "10.1.0.1:22623", "10.1.0.1:22625") })
 	dial := func(addr string) (refused bool) {
 		pod.do(func() { refused = refusedHere(t, addr) })
 		return refused
