@@ -1,6 +1,8 @@
 package plantedlink
 
 import (
+	"path"
+
 	"github.com/mco-dev/mco/internal/daemon/nodefiles"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 )
@@ -18,7 +20,15 @@ func Find(root *noderoot.Root, what, p string) (*Refusal, error) {
 // write them all. Every entry counts, changed or not: a link planted under a path the node
 // already has is no safer for the path being unchanged.
 func InSet(root *noderoot.Root, set nodefiles.Set) (*Refusal, error) {
+	// Entries share parents (a config's files are mostly in a few directories): each is
+	// resolved once.
+	seen := map[string]bool{}
 	for _, e := range set.Entries {
+		dir := path.Dir(e.Path)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
 		what := "file"
 		if e.Link != "" {
 			what = "link"

@@ -20,14 +20,14 @@ import (
 // MachineConfig brings the pool back to Updated with every node Done, with no hand.
 func plantedLinks(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
 	for _, c := range []struct {
-		link, target, file, reason string
+		name, link, target, file, reason string
 	}{
-		{link: "/etc/mco-planted-x", target: "../../../../../../../../tmp", file: "/etc/mco-planted-x/f",
+		{name: "climbing out of the root", link: "/etc/mco-planted-x", target: "../../../../../../../../tmp", file: "/etc/mco-planted-x/f",
 			reason: `file /etc/mco-planted-x/f: /etc/mco-planted-x is a symbolic link to "../../../../../../../../tmp", which leaves the host root`},
-		{link: "/etc/mco-planted-y", target: "/proc/self", file: "/etc/mco-planted-y/comm",
+		{name: "into proc", link: "/etc/mco-planted-y", target: "/proc/self", file: "/etc/mco-planted-y/comm",
 			reason: `file /etc/mco-planted-y/comm: /etc/mco-planted-y is a symbolic link to "/proc/self", which leads into /proc, a kernel file system the agent never writes to`},
 	} {
-		t.Run(c.link, func(t *testing.T) { plantedLink(t, ctx, cl, c.link, c.target, c.file, c.reason) })
+		t.Run(c.name, func(t *testing.T) { plantedLink(t, ctx, cl, c.link, c.target, c.file, c.reason) })
 	}
 }
 
