@@ -34,7 +34,7 @@ func TestNeverStranded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	cl := clustertest.Start(t, ctx, 3)
 	for _, s := range strandedScenarios {
