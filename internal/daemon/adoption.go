@@ -21,6 +21,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/daemon/plantedlink"
 	"github.com/mco-dev/mco/internal/machineconfignode"
 	"github.com/mco-dev/mco/internal/protocol"
 )
@@ -54,6 +55,14 @@ func (a *Agent) considerAdoption(ctx context.Context, node *corev1.Node) error {
 	osc, refused, err := a.adoptionOSChange(ctx, target, next)
 	if err != nil {
 		return err
+	}
+	// Before hostDiff reads the host's files through a planted link.
+	planted, err := plantedlink.InSet(a.root, next.set)
+	if err != nil {
+		return err
+	}
+	if planted != nil {
+		refused = append(refused, planted.Error())
 	}
 	diff, p, err := a.hostDiff(ctx, next)
 	if err != nil {

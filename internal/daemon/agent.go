@@ -36,6 +36,8 @@ type Options struct {
 	// JournalRetry is the first delay of retrying a journal whose rollback failed (default
 	// 5 s); it doubles up to 5 min.
 	JournalRetry time.Duration
+	// ForceFileInterval is how often the agent looks for the force file (default 5 s).
+	ForceFileInterval time.Duration
 	// Rebooter, Systemd and OS default to the real ones for Root.
 	Rebooter reboot.Rebooter
 	Systemd  systemd.Manager
@@ -71,6 +73,9 @@ func (o *Options) defaults(root *noderoot.Root) {
 	}
 	if o.JournalRetry == 0 {
 		o.JournalRetry = 5 * time.Second
+	}
+	if o.ForceFileInterval == 0 {
+		o.ForceFileInterval = 5 * time.Second
 	}
 	if o.Systemd == nil {
 		o.Systemd = systemd.New(o.Root)
@@ -161,6 +166,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	a.reportRecovery(rec)
 	go a.guardServer(ctx)
+	go a.watchForceFile(ctx, opts.ForceFileInterval)
 	return a.loop(ctx)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/hostlayout"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/plan"
+	"github.com/mco-dev/mco/internal/daemon/plantedlink"
 	"github.com/mco-dev/mco/internal/machineconfignode"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/render"
@@ -43,6 +44,11 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 			return err
 		}
 		if drifted != nil {
+			if drifted, err = a.blockingDrift(ctx, old, next, drifted); err != nil {
+				return err
+			}
+		}
+		if drifted != nil {
 			return degraded("PreflightConfigDriftCheckFailed",
 				fmt.Errorf("unexpected on-disk state validating against %s: %w", current, drifted))
 		}
@@ -59,6 +65,14 @@ func (a *Agent) update(ctx context.Context, current, desired string, force bool)
 		if vs := render.CheckReconcilable(old.ign, next.ign, specOf(old).FIPS, next.mc.Spec.FIPS, policies.Irreconcilable); len(vs) > 0 {
 			return &failure{state: protocol.NodeUnreconcilable, eventReason: "FailedToReconcile", err: unreconcilable(current, desired, vs)}
 		}
+	}
+	// A path the host leads elsewhere with a planted link is refused before any drain or
+	// write, and before anything is read through the link. Retried: the host's admin may
+	// remove the link, and nothing else would wake the agent for that.
+	if refusal, err := plantedlink.InSet(a.root, next.set); err != nil {
+		return err
+	} else if refusal != nil {
+		return degradedRetrying("UpdateRefused", fmt.Errorf("refusing %s, nothing was drained or written: %w", desired, refusal))
 	}
 	// A file the host's own layout uses for something else is refused before any drain or write.
 	if err := a.hostConflict(desired, old, next); err != nil {

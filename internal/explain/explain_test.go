@@ -23,6 +23,7 @@ const (
 	bootFailed    = "NodeBootFailed: kubelet not healthy within 10m0s after the reboot into rendered-worker-new (no kubelet process is running); reverted to rendered-worker-old"
 	blockedPDB    = "pod shop/web-0 cannot be evicted: PodDisruptionBudget shop/web-pdb (The disruption budget web-pdb needs 2 healthy pods and has 2 currently)"
 	unreconcilabl = `cannot move from rendered-worker-old to rendered-worker-new on a running node: storage.directories "/var/lib/data": directories cannot be added or changed on a running node`
+	plantedLink   = `refusing rendered-worker-new, nothing was drained or written: file /etc/x/f: /etc/x is a symbolic link to "../../../../../../../../tmp", which leaves the host root`
 )
 
 func TestNode(t *testing.T) {
@@ -92,6 +93,16 @@ func TestNode(t *testing.T) {
 			why:     []string{"cannot be changed on a running node", `storage.directories "/var/lib/data"`},
 			next:    []string{"nothing on the node was changed"},
 			youCan:  []string{"revert or remove the MachineConfig change", "mco plan -f"},
+		},
+	}, {
+		name:   "a link planted on the node in the way of a file",
+		node:   workerNode("w1", oldConfig, newConfig, a, "Degraded", protocol.ReasonAnnotation, plantedLink),
+		events: []corev1.Event{event("Node", "w1", corev1.EventTypeWarning, "UpdateRefused", plantedLink, time.Minute)},
+		want: want{
+			summary: []string{"Degraded (UpdateRefused)"},
+			why:     []string{"a symbolic link on the node is in the way of the new config's /etc/x/f: /etc/x"},
+			next:    []string{"nothing was drained or written", "goes on once the link is gone"},
+			youCan:  []string{"`rm /etc/x` on the node", "delete or fix the MachineConfig that writes /etc/x/f"},
 		},
 	}, {
 		name: "not back after a reboot past the threshold",

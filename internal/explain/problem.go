@@ -23,6 +23,10 @@ type problem struct {
 
 // driftReport is the agent's drift report: "unexpected on-disk state validating against CONFIG:
 // WHAT: \"PATH\"" (internal/daemon/drift.Error wrapped by the sync).
+// plantedLinkRefusal is the agent's refusal of a path behind a link planted on the host
+// (internal/daemon/plantedlink): the path, and the link.
+var plantedLinkRefusal = regexp.MustCompile(`nothing was drained or written: (?:file|link) (\S+): (\S+) is a symbolic link to `)
+
 var driftReport = regexp.MustCompile(`^unexpected on-disk state validating against (\S+): (.*): "((?:[^"\\]|\\.)*)"$`)
 
 // agentReasons are the Warning events the agent emits with a Degraded or Unreconcilable state
@@ -80,6 +84,15 @@ func diagnose(n *corev1.Node, events []corev1.Event) problem {
 		p.Next = "nothing was written; the agent refuses this config on every sync until the pool's target changes"
 		p.YouCan = []string{"revert the MachineConfig field the reason names (this host cannot apply it); the pool then gets a new target and this node is given it first"}
 	case "UpdateRefused":
+		if m := plantedLinkRefusal.FindStringSubmatch(reason); m != nil {
+			p.Why = fmt.Sprintf("a symbolic link on the node is in the way of the new config's %s: %s", m[1], m[2])
+			p.Next = "nothing was drained or written; the agent checks again with backoff and goes on once the link is gone, or the pool's target changes"
+			p.YouCan = []string{
+				fmt.Sprintf("if nothing on the node needs it, remove the link: `rm %s` on the node (the file is then written where the config says)", m[2]),
+				"or delete or fix the MachineConfig that writes " + m[1] + "; the pool then gets a new target and this node is given it first",
+			}
+			break
+		}
 		p.Next = "nothing was drained or written; the agent refuses this config on every sync until the pool's target changes"
 		p.YouCan = []string{
 			"fix the file the reason names in its MachineConfig; the pool then gets a new target and this node is given it first",

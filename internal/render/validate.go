@@ -156,9 +156,18 @@ func PathProblem(p string) string {
 	if p == "/" {
 		return "path / is the root itself: no file, directory or link can take its place"
 	}
+	if fs := KernelFileSystemOf(p); fs != "" {
+		return fmt.Sprintf("%s is under %s, a kernel file system: a write there is a command to the running kernel, not a file, and is refused", p, fs)
+	}
+	return ""
+}
+
+// KernelFileSystemOf is the kernel file system (/proc, /sys, /dev) the clean absolute path p
+// is in or names, "" for none. The agent asks it of where a symlink on the host leads too.
+func KernelFileSystemOf(p string) string {
 	for _, fs := range kernelFileSystems {
 		if p == fs || strings.HasPrefix(p, fs+"/") {
-			return fmt.Sprintf("%s is under %s, a kernel file system: a write there is a command to the running kernel, not a file, and is refused", p, fs)
+			return fs
 		}
 	}
 	return ""

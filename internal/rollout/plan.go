@@ -143,7 +143,9 @@ func MaxUnavailable(pool *mcfgv1.MachineConfigPool, n int) (int, error) {
 // nodes are unavailable. A node failing towards an older target (an update that was given up,
 // perhaps still cordoned by mco's drain for it) is always given the new target: it is
 // unavailable already, so retargeting it costs no capacity, and without it one broken config
-// would leave the pool stuck with no way to roll a fixed one onto the broken node. A node whose
+// would leave the pool stuck with no way to roll a fixed one onto the broken node. So is a node
+// Degraded in the config it is in (drift: a file gone missing behind a link a reboot emptied),
+// for the same reason: deleting the MachineConfig that wrote the file must reach it. A node whose
 // older target was superseded before its agent began to disrupt it is given the new target
 // too, also without capacity (it is unavailable already), but within a pacing budget: it
 // starts an update to the new target as much as a healthy node does. One whose agent did begin
@@ -169,7 +171,7 @@ func nextNodes(nodes, adoptable []*corev1.Node, target string, limit int, budget
 			// Its agent began disrupting it for an older target: that update finishes first,
 			// or a drain and a reboot would be spent on it for nothing.
 		case !Healthy(n):
-		case c.failing() && (ready || CordonedForUpdate(n)):
+		case c.degraded() && (ready || CordonedForUpdate(n)):
 			retarget = append(retarget, n)
 		case ready:
 			healthy = append(healthy, n)

@@ -132,6 +132,13 @@ func TestDecideNext(t *testing.T) {
 			want: []string{"a"},
 		},
 		{
+			name: "a node Degraded in its own config is retargeted, holding its slot (deleting the config that broke it reaches it)",
+			pool: pool("worker", "fixed"),
+			nodes: []*corev1.Node{node("b", "old"), node("c", "old"),
+				node("a", "old", inState(protocol.NodeDegraded, `unexpected on-disk state validating against old: missing file: "/etc/x/f"`))},
+			want: []string{"a"},
+		},
+		{
 			name: "a failed node mco cordoned for that update is retargeted",
 			pool: pool("worker", "fixed"),
 			nodes: []*corev1.Node{node("b", "old"),

@@ -131,36 +131,55 @@ func TestValidJournalRecovers(t *testing.T) {
 }
 
 // symlinkEscapeCases give the agent's transaction a file to write behind a symlink leading out
-// of the node root (the apply package's hazard table covers these and more, rolled back at
-// every step; here they go through the public API once each): Begin refuses, naming the path
-// and the link, and neither the root nor the directory outside it changes.
+// of the node root or into a kernel file system (the apply package's hazard table covers these
+// and more, rolled back at every step; here they go through the public API once each): Begin
+// refuses, naming the path and the link, and neither the root nor the directory outside it
+// changes. Issue 37's two links planted on a worker are among them: one climbing out of the
+// root to /tmp, which the root has too, and one to /proc/self, with a real procfs at /proc.
 func symlinkEscapeCases() []hostileCase {
 	rows := []struct {
 		name   string
 		target func(outside string) string
+		file   string
+		setup  func(t *testing.T, root string)
 		reason string
 	}{
-		{"absolute symlink out of the root", func(outside string) string { return outside }, "/etc/x is a symlink to \"/"},
-		{"relative symlink climbing out of the root", func(string) string { return "../../../../../../../outside" }, `/etc/x is a symlink to "../../../../../../../outside", which does not exist inside the node root; refusing`},
+		{name: "absolute symlink out of the root", target: func(outside string) string { return outside },
+			reason: "/etc/x is a symlink to \"/"},
+		{name: "relative symlink climbing out of the root", target: fixedTarget("../../../../../../../outside"),
+			reason: `file /etc/x/file: /etc/x is a symbolic link to "../../../../../../../outside", which leaves the host root; refusing`},
+		{name: "relative symlink climbing out of the root to /tmp, which the root has", target: fixedTarget("../../../../../../../../tmp"),
+			file:   "/etc/x/f",
+			setup:  func(t *testing.T, root string) { must(t, os.Mkdir(filepath.Join(root, "tmp"), 0o1777)) },
+			reason: `file /etc/x/f: /etc/x is a symbolic link to "../../../../../../../../tmp", which leaves the host root; refusing`},
+		{name: "symlink to /proc/self", target: fixedTarget("/proc/self"), file: "/etc/x/comm", setup: mountProc,
+			reason: `file /etc/x/comm: /etc/x is a symbolic link to "/proc/self", which leads into /proc, a kernel file system the agent never writes to; refusing`},
 	}
 	var cases []hostileCase
 	for _, r := range rows {
+		file := r.file
+		if file == "" {
+			file = "/etc/x/file"
+		}
 		cases = append(cases, hostileCase{
 			entry: "apply.Begin (symlink escape)", name: r.name,
-			want: []string{"/etc/x/file: ", r.reason},
+			want: []string{file + ": ", r.reason},
 			run: func(t *testing.T) error {
 				root, outside := journalRoot(t, ""), filepath.Join(t.TempDir(), "outside")
 				must(t, os.MkdirAll(outside, 0o755))
 				// No transaction in progress: only the committed config.
 				must(t, os.Remove(filepath.Join(root, apply.JournalPath)))
 				must(t, os.RemoveAll(filepath.Join(root, apply.BackupDir)))
+				if r.setup != nil {
+					r.setup(t, root)
+				}
 				must(t, os.Symlink(r.target(outside), filepath.Join(root, "etc/x")))
 				before, beforeOut := snapshot(t, root), snapshot(t, outside)
 
 				rr, err := noderoot.Open(root)
 				must(t, err)
 				defer rr.Close()
-				cfg, err := ignition.Parse([]byte(file35(`"path":"/etc/x/file","mode":420,"contents":{"source":"data:,owned"}`)))
+				cfg, err := ignition.Parse([]byte(file35(`"path":"` + file + `","mode":420,"contents":{"source":"data:,owned"}`)))
 				must(t, err)
 				next, err := nodefiles.FromConfig(cfg)
 				must(t, err)
@@ -179,10 +198,27 @@ func symlinkEscapeCases() []hostileCase {
 	return cases
 }
 
+func fixedTarget(target string) func(string) string { return func(string) string { return target } }
+
+// mountProc gives the root a real procfs at /proc, as a node's root has (needs root).
+func mountProc(t *testing.T, root string) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting proc needs root")
+	}
+	dir := filepath.Join(root, "proc")
+	must(t, os.Mkdir(dir, 0o555))
+	if err := syscall.Mount("proc", dir, "proc", 0, ""); err != nil {
+		t.Skipf("mounting proc: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+}
+
 // snapshot describes every entry under dir: type, permissions, owner, and content or target.
 func snapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	var top syscall.Stat_t
+	must(t, syscall.Lstat(dir, &top))
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -193,6 +229,10 @@ func snapshot(t *testing.T, dir string) map[string]string {
 			return err
 		}
 		st := info.Sys().(*syscall.Stat_t)
+		if info.IsDir() && st.Dev != top.Dev {
+			out[rel] = "mount point" // another file system (a procfs): not the root's to compare
+			return filepath.SkipDir
+		}
 		desc := fmt.Sprintf("%v uid=%d gid=%d", info.Mode(), st.Uid, st.Gid)
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:

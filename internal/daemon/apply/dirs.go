@@ -9,10 +9,13 @@ import (
 
 	"github.com/mco-dev/mco/internal/daemon/failpoint"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
+	"github.com/mco-dev/mco/internal/daemon/plantedlink"
 )
 
 // dirsToCreate lists, outermost first and once each, the directories the ops' parents lack
-// now. A parent that exists as something other than a directory refuses the transaction.
+// now. A parent that exists as something other than a directory, or holds a link planted on
+// the host (package plantedlink), refuses the transaction: Begin calls it, and Apply again
+// before its first write, so a link planted in between is refused too.
 func dirsToCreate(r *noderoot.Root, ops []op) ([]string, error) {
 	seenParent, seenDir := map[string]bool{}, map[string]bool{}
 	var dirs []string
@@ -22,6 +25,9 @@ func dirsToCreate(r *noderoot.Root, ops []op) ([]string, error) {
 			continue
 		}
 		seenParent[parent] = true
+		if refusal, err := plantedlink.Find(r, o.what(), o.path); err != nil || refusal != nil {
+			return nil, refused(refusal, err)
+		}
 		missing, err := r.MissingDirs(parent)
 		if err != nil {
 			return nil, refusal(o.path, err)

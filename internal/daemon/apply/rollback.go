@@ -61,8 +61,12 @@ func (a *Applier) rollback(ctx context.Context, j *journal) error {
 	return a.finish()
 }
 
-// restorePrior puts back what was at pr.Path, unless it is already there.
+// restorePrior puts back what was at pr.Path, unless it is already there, and never through a
+// link planted on the host since (or before an older agent journaled it).
 func restorePrior(r *noderoot.Root, pr prior) error {
+	if planted, err := behindPlantedLink(r, pr.Path); err != nil || planted {
+		return err
+	}
 	now, err := r.Lstat(pr.Path)
 	if err != nil {
 		return err
@@ -129,6 +133,13 @@ func removeTemps(r *noderoot.Root, paths []string) error {
 		byDir[path.Dir(p)] = append(byDir[path.Dir(p)], "."+path.Base(p)+".mco-")
 	}
 	for dir, prefixes := range byDir {
+		// A name inside dir: its parents are dir's own path and links.
+		if planted, err := behindPlantedLink(r, path.Join(dir, "temp")); err != nil || planted {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		entries, err := r.ReadDir(dir)
 		if err != nil {
 			return err

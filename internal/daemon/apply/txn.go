@@ -10,6 +10,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/nodefiles"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
+	"github.com/mco-dev/mco/internal/daemon/plantedlink"
 	"github.com/mco-dev/mco/internal/daemon/systemd"
 )
 
@@ -49,10 +50,16 @@ type Txn struct {
 // Begin plans every mutation and journals the prior state of everything it will touch.
 // Nothing outside the state directory changes before Begin returns. A path it could only write
 // through something that is not a directory (a file, a dangling symlink, a symlink leading out
-// of the root) refuses the whole transaction here, naming the path and what is in the way.
+// of the root) refuses the whole transaction here, naming the path and what is in the way, as
+// does a symlink planted on the host in a parent position (package plantedlink).
 func (a *Applier) Begin(ctx context.Context, req Request) (*Txn, error) {
 	if j, err := readJournal(a.Root); err != nil || j != nil {
 		return nil, errors.Join(err, fmt.Errorf("a transaction from %q to %q is still journaled; recover first", jFrom(j), jTo(j)))
+	}
+	// Before the planner reads anything through a planted link (a "file" under /proc can be
+	// endless, and its original is no file to keep).
+	if refusal, err := plantedlink.InSet(a.Root, req.New); err != nil || refusal != nil {
+		return nil, refused(refusal, err)
 	}
 	acc, err := a.Root.LoadAccounts()
 	if err != nil {
@@ -60,6 +67,9 @@ func (a *Applier) Begin(ctx context.Context, req Request) (*Txn, error) {
 	}
 	p := &planner{root: a.Root, acc: acc, force: req.Force}
 	if err := p.files(req.Old, req.New); err != nil {
+		return nil, err
+	}
+	if err := p.skipPlantedLinks(); err != nil {
 		return nil, err
 	}
 	if err := p.password(req.Old, req.New); err != nil {

@@ -18,6 +18,8 @@ type Error struct {
 	What string
 	// Unit is set for a unit whose enablement differs (Path is then its file).
 	Unit string
+	// Missing: nothing is at Path (or no directory holds it any more).
+	Missing bool
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %q", e.What, e.Path) }
@@ -125,14 +127,14 @@ func (c *Checker) checkEntry(e nodefiles.Entry) error {
 	delete(c.verified, e.Path)
 	if e.Link != "" {
 		if info.Type != noderoot.Symlink || info.Target != e.Link {
-			return &Error{Path: e.Path, What: "expected a symlink to " + e.Link}
+			return &Error{Path: e.Path, What: "expected a symlink to " + e.Link, Missing: info.Type == noderoot.Missing}
 		}
 		c.verified[e.Path] = info
 		return nil
 	}
 	switch info.Type {
 	case noderoot.Missing:
-		return &Error{Path: e.Path, What: "missing file"}
+		return &Error{Path: e.Path, What: "missing file", Missing: true}
 	case noderoot.Regular:
 	default:
 		return &Error{Path: e.Path, What: "not a regular file"}

@@ -246,11 +246,21 @@ func (r *Root) SyncDirs(paths []string) error {
 		}
 		err = r.syncOne(d, seenDev)
 		d.Close()
+		if unsyncable(err) {
+			continue // nothing can have been written there to make durable
+		}
 		if err != nil {
 			return fmt.Errorf("syncing %s: %w", dir, err)
 		}
 	}
 	return nil
+}
+
+// unsyncable: the directory is on a file system that keeps nothing to sync (fsync of a /proc
+// or /sys directory fails with EINVAL), which a symlink planted on the host can lead a path
+// into. No write of ours can be there, so it is no reason to fail a commit or a rollback.
+func unsyncable(err error) bool {
+	return errors.Is(err, unix.EINVAL)
 }
 
 func (r *Root) syncOne(d *os.File, seenDev map[uint64]bool) error {

@@ -22,12 +22,14 @@ var strandedScenarios = []strandedScenario{
 	{"hold and priority", holdAndPriority},                             // hold_test.go
 	{"blocked drain skips then deletes", blockedDrainSkipsThenDeletes}, // drain_test.go
 	{"rollout undo", rolloutUndo},                                      // undo_test.go
+	{"planted links", plantedLinks},                                    // plantedlinks_test.go
 	{"broken kubelet reverts", brokenKubeletReverts},                   // boot_test.go
 	{"broken kubelet rolls the pool back", brokenKubeletRollsBack},     // boot_test.go
 }
 
-// TestNeverStranded: holds and priorities, blocked drains, undone rollouts and a config that
-// breaks the kubelet, on real machines with real kubelets, one cluster of three workers.
+// TestNeverStranded: holds and priorities, blocked drains, undone rollouts, links planted on
+// the hosts and a config that breaks the kubelet, on real machines with real kubelets, one
+// cluster of three workers.
 func TestNeverStranded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
