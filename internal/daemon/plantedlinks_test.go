@@ -8,7 +8,6 @@ import (
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	"golang.org/x/sys/unix"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mco-dev/mco/internal/daemon"
@@ -39,7 +38,7 @@ func TestPlantedLinksAreRefusedBeforeTheDrain(t *testing.T) {
 			written: "tmp/f"},
 		{pool: "plantedproc", file: "/etc/y/comm",
 			plant: func(t *testing.T, root string) {
-				mountProc(t, root)
+				testenv.MountProc(t, root)
 				must(t, os.Symlink("/proc/self", filepath.Join(root, "etc/y")))
 			},
 			reason: `file /etc/y/comm: /etc/y is a symbolic link to "/proc/self", which leads into /proc, a kernel file system the agent never writes to`},
@@ -138,20 +137,6 @@ func TestNodeStrandedByAMissingFileComesBack(t *testing.T) {
 			t.Errorf("the force file is still there (err=%v)", err)
 		}
 	})
-}
-
-// mountProc gives the root a real procfs at /proc, as a node's root has.
-func mountProc(t *testing.T, root string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting proc needs root")
-	}
-	dir := filepath.Join(root, "proc")
-	must(t, os.MkdirAll(dir, 0o555))
-	if err := unix.Mount("proc", dir, "proc", 0, ""); err != nil {
-		t.Skipf("mounting proc: %v", err)
-	}
-	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
 }
 
 func must(t testing.TB, err error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/nodefiles"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/ignition"
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 // validJournal is a journal as the agent writes it, for the transaction rendered-a →
@@ -152,7 +153,7 @@ func symlinkEscapeCases() []hostileCase {
 			file:   "/etc/x/f",
 			setup:  func(t *testing.T, root string) { must(t, os.Mkdir(filepath.Join(root, "tmp"), 0o1777)) },
 			reason: `file /etc/x/f: /etc/x is a symbolic link to "../../../../../../../../tmp", which leaves the host root; refusing`},
-		{name: "symlink to /proc/self", target: fixedTarget("/proc/self"), file: "/etc/x/comm", setup: mountProc,
+		{name: "symlink to /proc/self", target: fixedTarget("/proc/self"), file: "/etc/x/comm", setup: func(t *testing.T, root string) { testenv.MountProc(t, root) },
 			reason: `file /etc/x/comm: /etc/x is a symbolic link to "/proc/self", which leads into /proc, a kernel file system the agent never writes to; refusing`},
 	}
 	var cases []hostileCase
@@ -199,19 +200,6 @@ func symlinkEscapeCases() []hostileCase {
 }
 
 func fixedTarget(target string) func(string) string { return func(string) string { return target } }
-
-// mountProc gives the root a real procfs at /proc, as a node's root has (needs root).
-func mountProc(t *testing.T, root string) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting proc needs root")
-	}
-	dir := filepath.Join(root, "proc")
-	must(t, os.Mkdir(dir, 0o555))
-	if err := syscall.Mount("proc", dir, "proc", 0, ""); err != nil {
-		t.Skipf("mounting proc: %v", err)
-	}
-	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
-}
 
 // snapshot describes every entry under dir: type, permissions, owner, and content or target.
 func snapshot(t *testing.T, dir string) map[string]string {

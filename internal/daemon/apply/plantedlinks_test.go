@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 // TestRemovalBehindAPlantedLinkIsLeftAlone: a config wrote /etc/x/f, then someone replaced
@@ -39,15 +38,8 @@ func TestRemovalBehindAPlantedLinkIsLeftAlone(t *testing.T) {
 // node Degraded until `mco-node daemon recover`). Recovery rolls back without writing or
 // syncing through the link.
 func TestRollbackLeavesPlantedLinksAlone(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting proc needs root")
-	}
 	root := newNodeRoot(t)
-	must(t, os.MkdirAll(filepath.Join(root, "proc"), 0o555))
-	if err := unix.Mount("proc", filepath.Join(root, "proc"), "proc", 0, ""); err != nil {
-		t.Skipf("mounting proc: %v", err)
-	}
-	t.Cleanup(func() { _ = unix.Unmount(filepath.Join(root, "proc"), unix.MNT_DETACH) })
+	testenv.MountProc(t, root)
 	must(t, os.Symlink("/proc/self", filepath.Join(root, "etc/y")))
 	must(t, os.MkdirAll(filepath.Join(root, StateDir), 0o755))
 	must(t, os.WriteFile(filepath.Join(root, CurrentConfigPath), record("a"), 0o644))

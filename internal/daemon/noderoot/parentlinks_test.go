@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mco-dev/mco/internal/testenv"
 )
 
 // TestResolveParents plants links in a root and reads back what resolving a path's parents
@@ -121,19 +123,11 @@ func TestSyncDirsSkipsKernelFileSystems(t *testing.T) {
 // rootWithProcLink is a root with a real procfs at /proc and /etc/y a link to /proc/self.
 func rootWithProcLink(t *testing.T) *Root {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting proc needs root")
-	}
 	dir := t.TempDir()
-	for _, d := range []string{"etc", "proc"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(filepath.Join(dir, "etc"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if err := unix.Mount("proc", filepath.Join(dir, "proc"), "proc", 0, ""); err != nil {
-		t.Skipf("mounting proc: %v", err)
-	}
-	t.Cleanup(func() { _ = unix.Unmount(filepath.Join(dir, "proc"), unix.MNT_DETACH) })
+	testenv.MountProc(t, dir)
 	if err := os.Symlink("/proc/self", filepath.Join(dir, "etc/y")); err != nil {
 		t.Fatal(err)
 	}
