@@ -117,7 +117,7 @@ probe() {
     case $($kubectl get pod "$1" -o jsonpath='{.status.phase}') in Succeeded|Failed) break ;; esac
     sleep 1
   done
-  $kubectl logs "$1" | head -2
+  $kubectl logs "$1" | awk '/Connection refused/ {print "    connection refused (a TCP reset from the node)"; exit} /CONNECTION ESTABLISHED|Protocol version/ {print "    " $0}'
   $kubectl delete pod "$1" --wait=false >/dev/null
 }
 echo "--- a pod (its own network) to $master_ip:22623:"; probe mcs-probe-pod false
