@@ -14,6 +14,8 @@ command -v nsenter >/dev/null || need+=(util-linux)
 command -v mount >/dev/null || need+=(mount)
 # README's install check, which make test runs, asks the server with curl.
 command -v curl >/dev/null || need+=(curl)
+# The dev network's bridges and routes, and the server guard's namespace test, are made with ip.
+command -v ip >/dev/null || need+=(iproute2)
 # Their kubelets run pods with containerd, runc and the CNI plugins (bridge, host-local,
 # loopback); the kubelet and the bridge plugin write iptables rules. Asked of dpkg, not PATH:
 # iptables and the plugins are not on a non-root user's PATH.
