@@ -3,11 +3,13 @@ package metricsauth
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +26,13 @@ const (
 	refusedFor  = 10 * time.Second
 	cacheLimit  = 1024 // decisions kept; past it expired ones are dropped, then all
 	reviewLimit = 10 * time.Second
+	// reviewRate and reviewBurst bound how many tokens the endpoint asks the API server about
+	// (a TokenReview, then a SubjectAccessReview each): anyone who reaches the port could
+	// otherwise make it ask once per made-up token, as fast as they send them. A scraper's
+	// token, decided once a minute, never meets the bound; past it a request that needs a
+	// review gets 429 and Retry-After, and the next scrape tries again.
+	reviewRate  = rate.Limit(5)
+	reviewBurst = 20
 )
 
 // Reviewer lets a request through when its bearer token is one the API server accepts
@@ -35,8 +44,12 @@ type Reviewer struct {
 
 	mu        sync.Mutex
 	decisions map[decisionKey]decision
+	limiter   *rate.Limiter
 	now       func() time.Time
 }
+
+// errTooManyReviews is decide's answer past reviewRate.
+var errTooManyReviews = errors.New("too many tokens to review")
 
 // NewReviewer asks the API server cfg points at.
 func NewReviewer(cfg *rest.Config) (*Reviewer, error) {
@@ -72,6 +85,9 @@ func (r *Reviewer) Protect(next http.Handler) http.Handler {
 		}
 		status, err := r.decide(req.Context(), token, verbOf(req.Method), req.URL.Path)
 		switch {
+		case errors.Is(err, errTooManyReviews):
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "Too Many Requests: too many tokens to review; try again", http.StatusTooManyRequests)
 		case err != nil:
 			http.Error(w, "Internal Server Error: could not review the token: "+err.Error(), http.StatusInternalServerError)
 		case status == http.StatusUnauthorized:
@@ -119,6 +135,9 @@ func (r *Reviewer) decide(ctx context.Context, token, verb, path string) (int, e
 	if ok && now.Before(d.expires) {
 		return d.status, nil
 	}
+	if !r.allowReview(now) {
+		return 0, errTooManyReviews
+	}
 	ctx, cancel := context.WithTimeout(ctx, reviewLimit)
 	defer cancel()
 	status, err := r.review(ctx, token, verb, path)
@@ -157,6 +176,16 @@ func (r *Reviewer) review(ctx context.Context, token, verb, path string) (int, e
 		return http.StatusForbidden, nil
 	}
 	return http.StatusOK, nil
+}
+
+// allowReview takes one review from the rate limit.
+func (r *Reviewer) allowReview(now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.limiter == nil {
+		r.limiter = rate.NewLimiter(reviewRate, reviewBurst)
+	}
+	return r.limiter.AllowN(now, 1)
 }
 
 // remember keeps d, bounding the cache: random tokens must not grow it without end.

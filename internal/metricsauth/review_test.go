@@ -1,11 +1,13 @@
 package metricsauth
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	"golang.org/x/time/rate"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -93,10 +95,56 @@ func TestProtect(t *testing.T) {
 func TestCacheIsBounded(t *testing.T) {
 	var reviews int
 	r := fakeAPIServer(&reviews)
+	r.limiter = rate.NewLimiter(rate.Inf, 0) // the cache's bound, not the review rate's
 	for i := range cacheLimit + 10 {
 		_, _ = r.decide(t.Context(), string(rune('a'+i%26))+string(rune(i)), "get", "/metrics")
 	}
+	if reviews != cacheLimit+10 {
+		t.Fatalf("%d reviews for %d tokens: the test did not fill the cache", reviews, cacheLimit+10)
+	}
 	if len(r.decisions) > cacheLimit {
 		t.Errorf("%d decisions kept, limit %d", len(r.decisions), cacheLimit)
+	}
+}
+
+// TestReviewsAreRateLimited: made-up tokens sent as fast as possible cost the API server at most
+// the burst of reviews, then 429 with Retry-After; a token decided before is still answered from
+// the cache, and reviews resume as the limit refills.
+func TestReviewsAreRateLimited(t *testing.T) {
+	var reviews int
+	r := fakeAPIServer(&reviews)
+	now := time.Unix(1e9, 0)
+	r.now = func() time.Time { return now }
+	h := r.Protect(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("metrics")) }))
+	get := func(token string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	if code := get("reader").Code; code != http.StatusOK {
+		t.Fatalf("the scraper's token: %d", code)
+	}
+	reviews = 0
+	limited := 0
+	for i := range 200 {
+		rec := get(fmt.Sprintf("made-up-%d", i))
+		if rec.Code == http.StatusTooManyRequests {
+			limited++
+			if rec.Header().Get("Retry-After") == "" {
+				t.Fatal("429 without Retry-After")
+			}
+		}
+	}
+	if reviews > reviewBurst || limited != 200-(reviewBurst-1) {
+		t.Errorf("200 made-up tokens at once: %d reviews asked, %d answered 429; want at most %d reviews", reviews, limited, reviewBurst)
+	}
+	if code := get("reader").Code; code != http.StatusOK {
+		t.Errorf("the scraper's token while the limit is spent: %d, want 200 from the cache", code)
+	}
+	now = now.Add(time.Second)
+	if code := get("other").Code; code != http.StatusForbidden {
+		t.Errorf("a new token a second later: %d, want 403 after its review", code)
 	}
 }
