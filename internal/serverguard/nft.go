@@ -39,70 +39,56 @@ func (f *Firewall) Table() string { return f.table.Name }
 // (dstnat, -100): the reset answers the address the pod asked for.
 var priority = nftables.ChainPriorityRef(*nftables.ChainPriorityNATDest - 10)
 
-var hooks = map[Hook]*nftables.ChainHook{Prerouting: nftables.ChainHookPrerouting}
-
-// Installed are the tags of the rules node's chains hold, by chain name (a chain missing is
-// absent from the map).
-func (f *Firewall) Installed(node string) (map[string][]string, error) {
-	out := map[string][]string{}
+// Installed are the tags of the rules node's chain holds; present is false when there is no
+// such chain. A chain of that name on another hook holds nothing of ours.
+func (f *Firewall) Installed(node string) (tags []string, present bool, err error) {
 	chains, err := f.conn.ListChainsOfTableFamily(nftables.TableFamilyINet)
 	if err != nil {
-		return nil, fmt.Errorf("listing nftables chains: %w", err)
+		return nil, false, fmt.Errorf("listing nftables chains: %w", err)
 	}
-	for _, h := range []Hook{Prerouting} {
-		name := ChainName(node, h)
-		i := slices.IndexFunc(chains, func(c *nftables.Chain) bool { return c.Table.Name == f.table.Name && c.Name == name })
-		if i < 0 {
-			continue
-		}
-		if c := chains[i]; c.Hooknum == nil || *c.Hooknum != *hooks[h] {
-			out[name] = []string{"(not on the " + string(h) + " hook)"}
-			continue
-		}
-		rules, err := f.conn.GetRules(f.table, chains[i])
-		if err != nil {
-			return nil, fmt.Errorf("listing the rules of chain %s: %w", name, err)
-		}
-		tags := []string{}
-		for _, r := range rules {
-			tag, _ := userdata.GetString(r.UserData, userdata.TypeComment)
-			tags = append(tags, tag)
-		}
-		out[name] = tags
+	name := ChainName(node)
+	i := slices.IndexFunc(chains, func(c *nftables.Chain) bool { return c.Table.Name == f.table.Name && c.Name == name })
+	if i < 0 {
+		return nil, false, nil
 	}
-	return out, nil
+	if c := chains[i]; c.Hooknum == nil || *c.Hooknum != *nftables.ChainHookPrerouting {
+		return []string{"(not on the prerouting hook)"}, true, nil
+	}
+	rules, err := f.conn.GetRules(f.table, chains[i])
+	if err != nil {
+		return nil, false, fmt.Errorf("listing the rules of chain %s: %w", name, err)
+	}
+	tags = []string{}
+	for _, r := range rules {
+		tag, _ := userdata.GetString(r.UserData, userdata.TypeComment)
+		tags = append(tags, tag)
+	}
+	return tags, true, nil
 }
 
-// Apply makes node's chains hold exactly spec, in one transaction (the kernel applies all of
-// it or none), and says whether it had to change anything: false when they held it already.
+// Apply makes node's chain hold exactly spec, in one transaction (the kernel applies all of it
+// or none), and says whether it had to change anything: false when it held it already.
 func (f *Firewall) Apply(spec Spec) (bool, error) {
-	have, err := f.Installed(spec.Node)
+	have, present, err := f.Installed(spec.Node)
 	if err != nil {
 		return false, err
 	}
-	same := true
-	for _, c := range spec.Chains {
-		if tags, ok := have[c.Name]; !ok || !slices.Equal(tags, c.Tags()) {
-			same = false
-		}
-	}
-	if same {
+	if present && slices.Equal(have, spec.Tags()) {
 		return false, nil
 	}
+	name := ChainName(spec.Node)
 	f.conn.AddTable(f.table)
-	for _, c := range spec.Chains {
-		if _, ok := have[c.Name]; ok {
-			// A chain on another hook cannot be changed into ours: replaced whole.
-			old := &nftables.Chain{Name: c.Name, Table: f.table}
-			f.conn.FlushChain(old)
-			f.conn.DelChain(old)
-		}
-		ch := f.conn.AddChain(&nftables.Chain{Name: c.Name, Table: f.table, Type: nftables.ChainTypeFilter,
-			Hooknum: hooks[c.Hook], Priority: priority, Policy: ptr(nftables.ChainPolicyAccept)})
-		for _, r := range c.Rules {
-			f.conn.AddRule(&nftables.Rule{Table: f.table, Chain: ch, Exprs: rejectExprs(r),
-				UserData: userdata.AppendString(nil, userdata.TypeComment, r.Tag())})
-		}
+	if present {
+		// Replaced whole: a chain on another hook cannot be changed into ours.
+		old := &nftables.Chain{Name: name, Table: f.table}
+		f.conn.FlushChain(old)
+		f.conn.DelChain(old)
+	}
+	ch := f.conn.AddChain(&nftables.Chain{Name: name, Table: f.table, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookPrerouting, Priority: priority, Policy: ptr(nftables.ChainPolicyAccept)})
+	for _, r := range spec.Rules {
+		f.conn.AddRule(&nftables.Rule{Table: f.table, Chain: ch, Exprs: rejectExprs(r),
+			UserData: userdata.AppendString(nil, userdata.TypeComment, r.Tag())})
 	}
 	if err := f.conn.Flush(); err != nil {
 		return false, fmt.Errorf("writing nftables table inet %s: %w", f.table.Name, err)
@@ -110,18 +96,16 @@ func (f *Firewall) Apply(spec Spec) (bool, error) {
 	return true, nil
 }
 
-// Remove deletes node's chains, and the table once no node has chains in it.
+// Remove deletes node's chain, and the table once no node has a chain in it.
 func (f *Firewall) Remove(node string) error {
-	have, err := f.Installed(node)
+	_, present, err := f.Installed(node)
 	if err != nil {
 		return err
 	}
-	for name := range have {
-		c := &nftables.Chain{Name: name, Table: f.table}
+	if present {
+		c := &nftables.Chain{Name: ChainName(node), Table: f.table}
 		f.conn.FlushChain(c)
 		f.conn.DelChain(c)
-	}
-	if len(have) > 0 {
 		if err := f.conn.Flush(); err != nil {
 			return fmt.Errorf("deleting node %s's chains from nftables table inet %s: %w", node, f.table.Name, err)
 		}

@@ -16,16 +16,12 @@ import (
 // network slots) gives each cluster a table of its own: node names repeat across clusters.
 const DefaultTable = "mco-server-guard"
 
-// Hook is where a chain sees packets.
-type Hook string
-
-// Prerouting sees every packet that reaches this host from elsewhere (a pod's veth, another
+// The node's chain is on the prerouting hook, which sees every packet that reaches this host from elsewhere (a pod's veth, another
 // machine) before any address translation: a pod's connection is refused whether it is to an
 // address of this node, to another machine, or to an address the node translates (api-int
 // through a DNAT, a Service). After a DNAT, a reset sent from the input hook never reached the
 // pod (the connection's reverse translation was not set up yet; seen on the dev cluster's
 // api-int): the refusal has to come first.
-const Prerouting Hook = "prerouting"
 
 // Rule rejects TCP from Network to Port.
 type Rule struct {
@@ -37,26 +33,19 @@ type Rule struct {
 // what it should hold without decoding expressions.
 func (r Rule) Tag() string { return fmt.Sprintf("mco:reject %s tcp/%d", r.Network, r.Port) }
 
-// Chain is one base chain of a node.
-type Chain struct {
-	Name  string
-	Hook  Hook
-	Rules []Rule
-}
-
-// Spec is everything of one node's guard: its chains in TableName.
+// Spec is everything of one node's guard: its chain (ChainName) and the rules it holds.
 type Spec struct {
-	Node   string
-	Chains []Chain
+	Node  string
+	Rules []Rule
 }
 
 // maxChainName is the kernel's limit on a chain's name (NFT_CHAIN_MAXNAMELEN, with its NUL).
 const maxChainName = 255
 
-// ChainName is the name of node's chain on hook: the hook and the node's name, or a prefix of
-// it and a digest of the whole when that is longer than the kernel takes.
-func ChainName(node string, hook Hook) string {
-	name := string(hook) + "-" + node
+// ChainName is the name of node's chain: "prerouting-" and the node's name, or a prefix of it
+// and a digest of the whole when that is longer than the kernel takes.
+func ChainName(node string) string {
+	name := "prerouting-" + node
 	if len(name) <= maxChainName {
 		return name
 	}
@@ -104,15 +93,13 @@ func Plan(node string, podNetworks []netip.Prefix, nodeAddrs []netip.Addr, ports
 			rules = append(rules, Rule{Network: n, Port: port})
 		}
 	}
-	spec := Spec{Node: node}
-	spec.Chains = append(spec.Chains, Chain{Name: ChainName(node, Prerouting), Hook: Prerouting, Rules: rules})
-	return spec, nil
+	return Spec{Node: node, Rules: rules}, nil
 }
 
-// Tags are the tags of c's rules, in order.
-func (c Chain) Tags() []string {
-	tags := make([]string, len(c.Rules))
-	for i, r := range c.Rules {
+// Tags are the tags of the spec's rules, in order.
+func (s Spec) Tags() []string {
+	tags := make([]string, len(s.Rules))
+	for i, r := range s.Rules {
 		tags[i] = r.Tag()
 	}
 	return tags

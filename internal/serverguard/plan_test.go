@@ -44,24 +44,19 @@ func TestPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(spec.Chains) != 1 || spec.Chains[0].Hook != Prerouting {
-				t.Fatalf("chains %+v, want one on prerouting", spec.Chains)
-			}
-			for _, c := range spec.Chains {
-				if want := string(c.Hook) + "-worker-0"; c.Name != want {
-					t.Errorf("chain %q, want %q", c.Name, want)
-				}
-				if got := c.Tags(); !reflect.DeepEqual(got, tc.wantTags) {
-					t.Errorf("%s: tags %q, want %q", c.Name, got, tc.wantTags)
-				}
+			if got := spec.Tags(); !reflect.DeepEqual(got, tc.wantTags) {
+				t.Errorf("tags %q, want %q", got, tc.wantTags)
 			}
 		})
 	}
 }
 
 func TestChainNameFitsTheKernel(t *testing.T) {
+	if got := ChainName("worker-0"); got != "prerouting-worker-0" {
+		t.Errorf("ChainName(worker-0) = %q", got)
+	}
 	long := strings.Repeat("n", 253)
-	a, b := ChainName(long, Prerouting), ChainName(long[:252]+"m", Prerouting)
+	a, b := ChainName(long), ChainName(long[:252]+"m")
 	if len(a) > maxChainName || a == b {
 		t.Fatalf("names %q (%d) and %q: want at most %d bytes and distinct", a, len(a), b, maxChainName)
 	}
