@@ -297,3 +297,17 @@ func FileConfig(name, path, content string) *mcfgv1.MachineConfig {
 		Spec:       mcfgv1.MachineConfigSpec{Config: runtime.RawExtension{Raw: raw}},
 	}
 }
+
+// WorkerBoots are the worker Nodes by name, each with how often its machine has booted so far.
+func (cl *Cluster) WorkerBoots(t testing.TB, ctx context.Context) map[string]int {
+	t.Helper()
+	var nodes corev1.NodeList
+	if err := cl.C.List(ctx, &nodes, client.HasLabels{WorkerSelector}); err != nil {
+		t.Fatal(err)
+	}
+	boots := map[string]int{}
+	for _, n := range nodes.Items {
+		boots[n.Name] = cl.Boots(t, n.Name)
+	}
+	return boots
+}

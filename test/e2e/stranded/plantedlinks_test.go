@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/protocol"
@@ -33,19 +32,14 @@ func plantedLinks(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
 
 func plantedLink(t *testing.T, ctx context.Context, cl *clustertest.Cluster, link, target, file, reason string) {
 	a := cl.Pool(t, ctx).Spec.Configuration.Name
-	var nodes corev1.NodeList
-	if err := cl.C.List(ctx, &nodes, client.HasLabels{clustertest.WorkerSelector}); err != nil {
-		t.Fatal(err)
-	}
-	machines := int32(len(nodes.Items))
-	boots := map[string]int{}
-	for _, n := range nodes.Items {
-		boots[n.Name] = cl.Boots(t, n.Name)
-		cl.InMachine(t, ctx, n.Name, "ln", "-s", target, link) // as the reporter did, by hand
+	boots := cl.WorkerBoots(t, ctx)
+	machines := int32(len(boots))
+	for name := range boots {
+		cl.InMachine(t, ctx, name, "ln", "-s", target, link) // as the reporter did, by hand
 	}
 	defer func() {
-		for _, n := range nodes.Items {
-			_, _ = cl.Output(context.Background(), n.Name, "rm", "-f", link)
+		for name := range boots {
+			_, _ = cl.Output(context.Background(), name, "rm", "-f", link)
 		}
 	}()
 
@@ -60,11 +54,11 @@ func plantedLink(t *testing.T, ctx context.Context, cl *clustertest.Cluster, lin
 		if b = p.Spec.Configuration.Name; b == a || !clustertest.HasSource(p, mc.Name) {
 			return false
 		}
-		for _, n := range nodes.Items {
-			ann := cl.Node(t, ctx, n.Name).Annotations
+		for name := range boots {
+			ann := cl.Node(t, ctx, name).Annotations
 			if ann[protocol.StateAnnotation] == string(protocol.NodeDegraded) &&
 				strings.Contains(ann[protocol.ReasonAnnotation], "refusing "+b+", nothing was drained or written: "+reason) {
-				refused = n.Name
+				refused = name
 				return true
 			}
 		}
@@ -73,14 +67,14 @@ func plantedLink(t *testing.T, ctx context.Context, cl *clustertest.Cluster, lin
 	t.Logf("%s refused %s: %s", refused, b, cl.Node(t, ctx, refused).Annotations[protocol.ReasonAnnotation])
 	// A wrong agent would drain now: give it the time, then look.
 	clustertest.Sleep(ctx, 10*time.Second)
-	for _, n := range nodes.Items {
-		node := cl.Node(t, ctx, n.Name)
+	for name := range boots {
+		node := cl.Node(t, ctx, name)
 		if node.Spec.Unschedulable || node.Annotations[protocol.DesiredDrainAnnotation] == protocol.DrainRequest(b) {
-			t.Errorf("%s was drained for the refused %s: unschedulable=%v desiredDrain=%q", n.Name, b,
+			t.Errorf("%s was drained for the refused %s: unschedulable=%v desiredDrain=%q", name, b,
 				node.Spec.Unschedulable, node.Annotations[protocol.DesiredDrainAnnotation])
 		}
 		if got := node.Annotations[protocol.CurrentConfigAnnotation]; got != a {
-			t.Errorf("%s moved to %s", n.Name, got)
+			t.Errorf("%s moved to %s", name, got)
 		}
 	}
 
@@ -93,8 +87,8 @@ func plantedLink(t *testing.T, ctx context.Context, cl *clustertest.Cluster, lin
 		if p.Spec.Configuration.Name != a || p.Status.Configuration.Name != a || p.Status.UpdatedMachineCount != machines {
 			return false
 		}
-		for _, n := range nodes.Items {
-			ann := cl.Node(t, ctx, n.Name).Annotations
+		for name := range boots {
+			ann := cl.Node(t, ctx, name).Annotations
 			if ann[protocol.StateAnnotation] != string(protocol.NodeDone) || ann[protocol.CurrentConfigAnnotation] != a {
 				return false
 			}
@@ -102,18 +96,18 @@ func plantedLink(t *testing.T, ctx context.Context, cl *clustertest.Cluster, lin
 		return true
 	})
 	t.Logf("%s: Done again %s after the MachineConfig was deleted", refused, time.Since(start).Round(time.Second))
-	for _, n := range nodes.Items {
-		if got := cl.Boots(t, n.Name); got != boots[n.Name] {
-			t.Errorf("%s booted %d times", n.Name, got-boots[n.Name])
+	for name := range boots {
+		if got := cl.Boots(t, name); got != boots[name] {
+			t.Errorf("%s booted %d times", name, got-boots[name])
 		}
-		if got := cl.InMachine(t, ctx, n.Name, "readlink", link); got != target {
-			t.Errorf("%s: the planted link now points to %q", n.Name, got)
+		if got := cl.InMachine(t, ctx, name, "readlink", link); got != target {
+			t.Errorf("%s: the planted link now points to %q", name, got)
 		}
 	}
 	if strings.HasPrefix(target, "../") {
-		for _, n := range nodes.Items {
-			if _, err := cl.Output(ctx, n.Name, "test", "!", "-e", "/tmp/f"); err != nil {
-				t.Errorf("%s: /tmp/f was written through the link", n.Name)
+		for name := range boots {
+			if _, err := cl.Output(ctx, name, "test", "!", "-e", "/tmp/f"); err != nil {
+				t.Errorf("%s: /tmp/f was written through the link", name)
 			}
 		}
 	}

@@ -26,15 +26,8 @@ func rolloutUndo(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
 	mco := testenv.RequireMCO(t)
 	kubeconfig := filepath.Join(cl.Dir, "kubeconfig")
 	a := cl.Pool(t, ctx).Spec.Configuration.Name
-	var nodes corev1.NodeList
-	if err := cl.C.List(ctx, &nodes, client.HasLabels{clustertest.WorkerSelector}); err != nil {
-		t.Fatal(err)
-	}
-	machines := int32(len(nodes.Items))
-	boots := map[string]int{}
-	for _, n := range nodes.Items {
-		boots[n.Name] = cl.Boots(t, n.Name)
-	}
+	boots := cl.WorkerBoots(t, ctx)
+	machines := int32(len(boots))
 	checkBoots := func(more int, when string) {
 		t.Helper()
 		for name, before := range boots {
@@ -77,12 +70,12 @@ func rolloutUndo(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
 	})
 	t.Logf("undo: %s from `mco rollout undo` to the pool Updated on %s", time.Since(start).Round(time.Second), a)
 	checkBoots(2, "undoing "+b)
-	for _, n := range nodes.Items {
-		if got := cl.Node(t, ctx, n.Name).Annotations[protocol.CurrentConfigAnnotation]; got != a {
-			t.Errorf("%s runs %s after the undo, want %s", n.Name, got, a)
+	for name := range boots {
+		if got := cl.Node(t, ctx, name).Annotations[protocol.CurrentConfigAnnotation]; got != a {
+			t.Errorf("%s runs %s after the undo, want %s", name, got, a)
 		}
-		if got := cl.NodeFile(ctx, n.Name, path); got != "" {
-			t.Errorf("%s still has %s after the undo: %q", n.Name, path, got)
+		if got := cl.NodeFile(ctx, name, path); got != "" {
+			t.Errorf("%s still has %s after the undo: %q", name, path, got)
 		}
 	}
 	if c := poolcondition.Get(&pool.Status, poolcondition.RolledBack); c == nil || c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, b+" was rolled back by mco rollout undo") {
