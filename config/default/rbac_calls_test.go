@@ -69,6 +69,7 @@ var apiCalls = []apiCall{
 	{controller, "list", "", "nodes", "", "", "", "node/drain/unpauseplan: informer; render: GC references"},
 	{controller, "watch", "", "nodes", "", "", "", "node/drain/unpauseplan: informer"},
 	{controller, "patch", "", "nodes", "", "", "", "node: desiredConfig + UpdateInProgress taint, a custom pool's labels + customPoolLabelsApplied on a node that booted into it; drain: cordon, uncordon, drain annotations"},
+	{controller, "get", mcfg, "machineconfignodes", "", "", "", "machineconfignode: Reconcile reads an object whose spec it has not seen (API reader)"},
 	{controller, "list", mcfg, "machineconfignodes", "", "", "", "machineconfignode: informer, Reconcile (cache)"},
 	{controller, "watch", mcfg, "machineconfignodes", "", "", "", "machineconfignode: informer"},
 	{controller, "create", mcfg, "machineconfignodes", "", "", "", "machineconfignode: Reconcile creates a Node's object"},

@@ -19,7 +19,6 @@ import (
 	devnet "github.com/mco-dev/mco/internal/dev/network"
 	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/scheme"
-	"github.com/mco-dev/mco/internal/serverguard"
 )
 
 // Options for Up.
@@ -289,26 +288,7 @@ func Down(dir string) error {
 	if err := devnet.Teardown(st.Network()); err != nil {
 		errs = append(errs, fmt.Errorf("dev network: %w", err))
 	}
-	if err := removeServerGuards(st); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
-}
-
-// removeServerGuards deletes what the machines' agents left in the host's nftables to keep pods
-// off the Machine Config Server: the machines share the host's network namespace, so their
-// chains outlive them.
-func removeServerGuards(st *State) error {
-	fw, err := serverguard.Open(st.Network().GuardTable)
-	if err != nil {
-		return err
-	}
-	for _, name := range st.Machines {
-		if err := fw.Remove(name); err != nil {
-			return fmt.Errorf("the server guard of machine %s: %w", name, err)
-		}
-	}
-	return nil
 }
 
 // checkTraversable fails, naming the directory to fix, when some ancestor of dir is closed to

@@ -41,18 +41,7 @@ configMapGenerator:
   - %q
   - %q
   - %q
-# The machines share this host's network namespace with other slots' machines, whose nodes
-# have the same names: each cluster's agents keep their pods off the server in a table of its own.
-patches:
-- target:
-    kind: DaemonSet
-    name: mco-daemon
-  patch: |-
-    - op: add
-      path: /spec/template/spec/containers/0/args/-
-      value: %q
-`, base, mcoImage, tag, "serverHost="+serverHost, "apiServerURL="+apiServerURL, "podNetworks="+net.Pods.String(),
-		"--server-guard-table="+net.GuardTable)
+`, base, mcoImage, tag, "serverHost="+serverHost, "apiServerURL="+apiServerURL, "podNetworks="+net.Pods.String())
 	return b.String()
 }
 

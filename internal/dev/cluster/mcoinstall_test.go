@@ -62,7 +62,7 @@ func TestInstallOverlayBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl kustomize: %v\n%s", err, out)
 	}
-	for _, want := range []string{"- --server-guard-table=mco-server-guard-1", "podNetworks: 10.245.0.0/16"} {
+	for _, want := range []string{"podNetworks: 10.245.0.0/16"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the built install has no %q", want)
 		}

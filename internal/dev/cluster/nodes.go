@@ -12,7 +12,6 @@ import (
 
 	"github.com/mco-dev/mco/internal/dev/machine"
 	"github.com/mco-dev/mco/internal/dev/machine/metadata"
-	devnet "github.com/mco-dev/mco/internal/dev/network"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -94,9 +93,6 @@ func (s *State) createMachine(dir, mco, name string, provision func(*machine.Con
 	if index >= layout.MaxMachines() {
 		return fmt.Errorf("the dev network has addresses for %d machines", layout.MaxMachines())
 	}
-	if err := devnet.AddNode(layout, index); err != nil {
-		return err
-	}
 	cfg := machine.Config{
 		Name: name, Dir: mdir, ImagesDir: ImagesDir(dir), MCO: mco,
 		Hide: []string{dir},
@@ -105,6 +101,8 @@ func (s *State) createMachine(dir, mco, name string, provision func(*machine.Con
 		DiskSize: 4 << 30,
 		Metadata: metadata.Metadata{Name: name,
 			NodeIP: layout.NodeAddr(index).String(), PodCIDR: layout.PodCIDR(index).String(), PodBridge: layout.PodBridge(index)},
+		Network: &machine.Network{Link: layout.MachineLink(index),
+			Addr: layout.NodeAddr(index), Gateway: layout.HostAddr(), PodNet: layout.PodCIDR(index)},
 	}
 	if err := os.MkdirAll(mdir, 0o755); err != nil {
 		return err

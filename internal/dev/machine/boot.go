@@ -42,6 +42,11 @@ func Boot(ctx context.Context, c Config) error {
 	}
 	// The machine's cgroup namespace is this thread's only, and systemd is exec'd from it.
 	runtime.LockOSThread()
+	if c.Network != nil {
+		if err := waitNetwork(); err != nil {
+			return err
+		}
+	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making mounts private: %w", err)
 	}

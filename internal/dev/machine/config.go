@@ -33,6 +33,9 @@ type Config struct {
 	// Metadata is what the machine's platform tells it (as a cloud metadata service would):
 	// written to metadata.Path on every boot.
 	Metadata metadata.Metadata `json:"metadata"`
+	// Network, when set, gives the machine a network namespace of its own on every boot, with
+	// this card in it; without it the machine shares the host's.
+	Network *Network `json:"network,omitempty"`
 }
 
 // Paths inside the machine's directory and disk.

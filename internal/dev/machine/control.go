@@ -12,8 +12,8 @@ import (
 )
 
 // Command returns a command that runs args inside the running machine in dir, like `kubectl
-// exec` into a node: in its PID, mount (whose root is the machine's root), UTS, IPC and cgroup
-// namespaces, and in the machine's root cgroup of every hierarchy.
+// exec` into a node: in its PID, mount (whose root is the machine's root), UTS, IPC, network
+// and cgroup namespaces, and in the machine's root cgroup of every hierarchy.
 func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error) {
 	st, err := ReadStatus(dir)
 	if err != nil {
@@ -22,7 +22,7 @@ func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error)
 	if st.State != Running || st.InitPID == 0 {
 		return nil, fmt.Errorf("%s: %w (state %s)", dir, ErrNotRunning, st.State)
 	}
-	nsArgs := append([]string{"-t", fmt.Sprint(st.InitPID), "-m", "-p", "-u", "-i", "-C", "--", "sh", "-c", joinMachineCgroups, "sh"}, args...)
+	nsArgs := append([]string{"-t", fmt.Sprint(st.InitPID), "-m", "-p", "-u", "-i", "-n", "-C", "--", "sh", "-c", joinMachineCgroups, "sh"}, args...)
 	cmd := exec.CommandContext(ctx, "nsenter", nsArgs...)
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "SYSTEMD_PAGER=", "TERM=dumb"}
 	return cmd, nil

@@ -1,15 +1,16 @@
 // Package machine runs a real systemd Linux machine on this host without a VM: systemd is PID 1
 // of its own PID, mount, UTS, IPC and cgroup namespaces, its root (pivot_root, shared mount
 // propagation) is an overlay of an OS image (the host's own OS plus an image layer) with a
-// per-machine ext4 disk as the writable layer, and it shares the host's network, so it reaches
-// servers on 127.0.0.1.
+// per-machine ext4 disk as the writable layer. With a Network (a dev cluster's machines), each
+// boot also has a network namespace of its own, with one card the supervisor plugs in before the
+// boot stage goes on (see Network); without one, the machine shares the host's network.
 //
 // Enough for a real kubelet and container runtime: the machine has its own cgroup tree in every
 // hierarchy (mco-<name>-<hash of its directory>, below its supervisor's cgroups, removed when
 // the machine ends), seen inside in the host's own layout (cgroupLayoutFor), and the kernel
 // settings the kubelet would write to the host's /proc/sys are presented to it read-only instead.
 //
-// Everything above the boot loader runs for real inside the machine: Ignition (on first boot,
+// Everything above the boot loader and the network card runs for real inside the machine: Ignition (on first boot,
 // before systemd, as an initramfs runs it; or, for a distribution's machine, a plain file set
 // written as its installer would leave it), systemd, units, systemctl, reboots. The supervisor
 // (Supervise) plays only firmware and boot loader: on each boot it takes the OS image the OS

@@ -45,8 +45,8 @@ var maskedUnits = []string{
 	// degraded.
 	"console-getty.service",
 	// It would apply sysctl.d to the kernel every machine shares with the host: whatever a
-	// MachineConfig writes there would change the host's settings, its network's too (the
-	// machines share its network namespace).
+	// MachineConfig writes there would change the host's settings (only the network's are the
+	// machine's own, in its network namespace).
 	"systemd-sysctl.service",
 	// They would register the host OS's binfmt.d in the one kernel's binfmt_misc, and unregister
 	// every entry, the host's too, when the machine powers off.

@@ -110,13 +110,37 @@ func (c Config) bootOnce(ctx context.Context, st *Status) (string, error) {
 	cmd := exec.Command(c.MCO, "dev", "machine", "boot", "--dir", c.Dir)
 	cmd.Stdout, cmd.Stderr = console, console
 	cmd.ExtraFiles = []*os.File{factsW} // bootFactsFD in the boot stage
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
+	flags := syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC
+	var netReady *os.File
+	if c.Network != nil {
+		// A fresh network namespace on every boot, as a machine's network state ends with it.
+		flags |= syscall.CLONE_NEWNET
+		netR, netW, err := os.Pipe()
+		if err != nil {
+			return "", err
+		}
+		defer netR.Close()
+		netReady = netW
+		cmd.ExtraFiles = append(cmd.ExtraFiles, netR) // netReadyFD in the boot stage
 	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: uintptr(flags)}
 	err = cmd.Start()
 	factsW.Close()
 	if err != nil {
+		if netReady != nil {
+			netReady.Close()
+		}
 		return "", fmt.Errorf("booting %s: %w", c.Name, err)
+	}
+	if netReady != nil {
+		msg := netReadyOK
+		if err := c.Network.AttachNetwork(cmd.Process.Pid); err != nil {
+			msg = err.Error()
+			fmt.Fprintf(console, "=== plugging in the network of %s: %v ===\n", c.Name, err)
+		}
+		// The boot stage fails on anything but "ok": a machine without its network never boots.
+		_, _ = netReady.WriteString(msg)
+		netReady.Close()
 	}
 	st.InitPID, st.Image, st.Cmdline = cmd.Process.Pid, "", ""
 	if err := c.writeStatus(*st); err != nil {

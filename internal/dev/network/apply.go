@@ -25,13 +25,10 @@ func Setup(l Layout, apiPort int) error {
 	return run(l.SetupCommands(apiPort), false)
 }
 
-// AddNode gives machine i its node address.
-func AddNode(l Layout, i int) error { return run([]Command{l.NodeAddrCommand(i)}, false) }
-
 // PointAPIInt sends new connections to api-int's Machine Config Server port to target.
 func PointAPIInt(l Layout, target netip.AddrPort) error { return run(l.APIIntCommands(target), false) }
 
-// Teardown removes the network and every pod bridge of the layout.
+// Teardown removes the network, and every machine link and pod bridge of the layout.
 func Teardown(l Layout) error {
 	out, err := exec.Command("ip", "-j", "link", "show").Output()
 	if err != nil {
@@ -43,13 +40,15 @@ func Teardown(l Layout) error {
 	if err := json.Unmarshal(out, &links); err != nil {
 		return fmt.Errorf("ip -j link show: %w", err)
 	}
-	var bridges []string
+	var ours []string
 	for _, link := range links {
-		if strings.HasPrefix(link.Name, l.PodBridgePrefix) {
-			bridges = append(bridges, link.Name)
+		// ip -j names a veth end "name@peer".
+		name, _, _ := strings.Cut(link.Name, "@")
+		if strings.HasPrefix(name, l.PodBridgePrefix) || strings.HasPrefix(name, l.machineLinkPrefix()) {
+			ours = append(ours, name)
 		}
 	}
-	return run(l.TeardownCommands(bridges), true)
+	return run(l.TeardownCommands(ours), true)
 }
 
 // Route is one route of the host's main table.
@@ -63,7 +62,7 @@ type Route struct {
 // layout did not make: blackholing it would cut the host off from a real network.
 func (l Layout) ConflictsWith(routes []Route) error {
 	ours := func(r Route) bool {
-		return r.Type == "blackhole" || r.Dev == l.HostBridge || strings.HasPrefix(r.Dev, l.PodBridgePrefix)
+		return r.Type == "blackhole" || r.Dev == l.HostBridge || strings.HasPrefix(r.Dev, l.PodBridgePrefix) || strings.HasPrefix(r.Dev, l.machineLinkPrefix())
 	}
 	for _, r := range routes {
 		if r.Dst == "default" || ours(r) {

@@ -34,6 +34,7 @@ var (
 func (l Layout) servicesChain() string { return l.Chain + "-SERVICES" }
 func (l Layout) forwardChain() string  { return l.Chain + "-FORWARD" }
 func (l Layout) apiIntChain() string   { return l.Chain + "-API-INT" }
+func (l Layout) hairpinChain() string  { return l.Chain + "-HAIRPIN" }
 
 // SetupCommands make the network; apiPort is the API server's port on HostAddr, where the
 // `kubernetes` Service's port 443 leads.
@@ -67,8 +68,13 @@ func (l Layout) SetupCommands(apiPort int) []Command {
 		iptables(nil, "-t", "nat", "-F", l.apiIntChain()),
 		iptables(nil, "-t", "nat", "-A", svc, "-d", l.APIInt().String()+"/32", "-p", "tcp", "--dport", strconv.Itoa(APIIntPort),
 			"-j", l.apiIntChain()),
+		iptables(alreadyThere, "-t", "nat", "-N", l.hairpinChain()),
+		iptables(nil, "-t", "nat", "-F", l.hairpinChain()),
 		iptables(alreadyThere, "-N", fwd),
 		iptables(nil, "-F", fwd),
+		// Between this cluster's machines and their pods: the host routes it (every machine
+		// reaches the others through it), from one machine's link to another's.
+		iptables(nil, "-A", fwd, "-i", l.machineLinkPrefix()+"+", "-o", l.machineLinkPrefix()+"+", "-j", "ACCEPT"),
 		iptables(nil, "-A", fwd, "-s", l.Pods.String(), "-d", l.Pods.String(), "-j", "ACCEPT"),
 		iptables(nil, "-A", fwd, "-s", l.Pods.String(), "-j", "DROP"),
 		iptables(nil, "-A", fwd, "-d", l.Pods.String(), "-j", "DROP"),
@@ -89,6 +95,7 @@ func (l Layout) jumps(op string) []Command {
 	for _, j := range [][]string{
 		{"-t", "nat", op, "PREROUTING", "-j", l.servicesChain()},
 		{"-t", "nat", op, "OUTPUT", "-j", l.servicesChain()},
+		{"-t", "nat", op, "POSTROUTING", "-j", l.hairpinChain()},
 		{op, "FORWARD", "-j", l.forwardChain()},
 	} {
 		c := iptables(exists, j...)
@@ -105,31 +112,36 @@ func (l Layout) jumps(op string) []Command {
 
 // APIIntCommands send api-int's connections to target, the Machine Config Server that serves
 // now, as a load balancer's pool does: new connections go there, and established ones keep
-// their translation (conntrack) until they close.
+// their translation (conntrack) until they close. A machine's connection to api-int that lands
+// on the machine itself (the control-plane machine asking its own server) leaves the host with
+// the host's address as its source: with its own, the answer would never come back through the
+// host, whose translation the client expects it from.
 func (l Layout) APIIntCommands(target netip.AddrPort) []Command {
-	return []Command{
+	cmds := []Command{
 		iptables(nil, "-t", "nat", "-F", l.apiIntChain()),
 		iptables(nil, "-t", "nat", "-A", l.apiIntChain(), "-p", "tcp", "-j", "DNAT", "--to-destination", target.String()),
+		iptables(nil, "-t", "nat", "-F", l.hairpinChain()),
 	}
+	if a := target.Addr(); a != l.HostAddr() && l.NodeNet.Contains(a) {
+		cmds = append(cmds, iptables(nil, "-t", "nat", "-A", l.hairpinChain(), "-s", a.String()+"/32", "-d", a.String()+"/32",
+			"-p", "tcp", "--dport", strconv.Itoa(int(target.Port())), "-j", "SNAT", "--to-source", l.HostAddr().String()))
+	}
+	return cmds
 }
 
-// NodeAddrCommand gives machine i its node address.
-func (l Layout) NodeAddrCommand(i int) Command {
-	return ip(alreadyThere, "addr", "add", l.NodeAddr(i).String()+"/32", "dev", l.HostBridge)
-}
-
-// TeardownCommands remove what SetupCommands made, and the pod bridges named in podBridges
-// (the machines' CNI made them; they outlive the machines).
-func (l Layout) TeardownCommands(podBridges []string) []Command {
+// TeardownCommands remove what SetupCommands made, and the links named in links (the
+// machines' cards' host ends, which a machine's end takes with it, and pod bridges a machine
+// sharing the host's network made: they would outlive it).
+func (l Layout) TeardownCommands(links []string) []Command {
 	cmds := l.jumps("-D")
-	for _, c := range []string{l.servicesChain(), l.apiIntChain()} {
+	for _, c := range []string{l.servicesChain(), l.apiIntChain(), l.hairpinChain()} {
 		cmds = append(cmds, iptables(notThere, "-t", "nat", "-F", c), iptables(notThere, "-t", "nat", "-X", c))
 	}
 	cmds = append(cmds, iptables(notThere, "-F", l.forwardChain()), iptables(notThere, "-X", l.forwardChain()))
 	for _, p := range []string{l.NodeNet.String(), l.Services.String(), l.Pods.String()} {
 		cmds = append(cmds, ip(notThere, "route", "del", "blackhole", p))
 	}
-	for _, b := range append(podBridges, l.HostBridge) {
+	for _, b := range append(links, l.HostBridge) {
 		cmds = append(cmds, ip(notThere, "link", "del", b))
 	}
 	return cmds

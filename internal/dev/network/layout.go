@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
-
-	"github.com/mco-dev/mco/internal/serverguard"
 )
 
 // Layout is the dev cluster's address plan.
 type Layout struct {
-	// HostBridge carries HostAddr and the node addresses; PodBridgePrefix+i is machine i's pod bridge.
+	// HostBridge carries HostAddr (MachineLink(i), the host's end of machine i's network
+	// card, is named after it); PodBridgePrefix+i is machine i's pod bridge, inside the machine.
 	HostBridge, PodBridgePrefix string
 	// NodeNet holds HostAddr (its first address) and the machines' node addresses.
 	NodeNet netip.Prefix
@@ -18,9 +17,6 @@ type Layout struct {
 	Services, Pods netip.Prefix
 	// Chain names this layout's iptables chains (so a test's layout never touches a cluster's).
 	Chain string
-	// GuardTable is the nftables table the agents keep pods off the Machine Config Server with:
-	// the machines share the host's network namespace, and node names repeat across slots.
-	GuardTable string
 }
 
 // Default is the dev cluster's layout, Slot(0): the Service range is kubeadm's (the built-in
@@ -36,16 +32,14 @@ const Slots = 8
 func Slot(n int) Layout {
 	l := Layout{
 		HostBridge: "mco-dev" + strconv.Itoa(n), PodBridgePrefix: "mco-pods",
-		NodeNet:    netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 87, byte(n), 0}), 24),
-		Services:   netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(96 + n), 0, 0}), 16),
-		Pods:       netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(244 + n), 0, 0}), 16),
-		Chain:      "MCO-DEV",
-		GuardTable: serverguard.DefaultTable,
+		NodeNet:  netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 87, byte(n), 0}), 24),
+		Services: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(96 + n), 0, 0}), 16),
+		Pods:     netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(244 + n), 0, 0}), 16),
+		Chain:    "MCO-DEV",
 	}
 	if n > 0 {
 		l.PodBridgePrefix = "mco" + strconv.Itoa(n) + "-pods"
 		l.Chain += strconv.Itoa(n)
-		l.GuardTable += "-" + strconv.Itoa(n)
 	}
 	return l
 }
@@ -67,7 +61,8 @@ func (l Layout) MaxMachines() int {
 // HostAddr is this host's address on HostBridge.
 func (l Layout) HostAddr() netip.Addr { return l.NodeNet.Addr().Next() }
 
-// NodeAddr is machine i's node address (its kubelet listens there and reports it as InternalIP).
+// NodeAddr is machine i's node address (its kubelet listens there and reports it as InternalIP):
+// the one address of its network card.
 func (l Layout) NodeAddr(i int) netip.Addr { return addrAt(l.NodeNet.Addr(), firstNode+i) }
 
 // PodCIDR is machine i's pod network.
@@ -75,8 +70,14 @@ func (l Layout) PodCIDR(i int) netip.Prefix {
 	return netip.PrefixFrom(addrAt(l.Pods.Addr(), i<<8), 24)
 }
 
-// PodBridge is the bridge machine i's CNI puts its pods on (at most 15 characters, Linux's limit).
+// PodBridge is the bridge machine i's CNI puts its pods on, inside the machine (at most 15
+// characters, Linux's limit).
 func (l Layout) PodBridge(i int) string { return l.PodBridgePrefix + strconv.Itoa(i) }
+
+// MachineLink is the host's end of machine i's network card.
+func (l Layout) MachineLink(i int) string { return l.machineLinkPrefix() + strconv.Itoa(i) }
+
+func (l Layout) machineLinkPrefix() string { return l.HostBridge + "m" }
 
 // APIInt is the address machines reach the Machine Config Server at (the dev cluster's
 // api-int load balancer): a virtual address this host translates to whichever server serves,
@@ -106,7 +107,7 @@ func (l Layout) Validate() error {
 			}
 		}
 	}
-	if len(l.PodBridge(l.MaxMachines()-1)) > 15 || len(l.HostBridge) > 15 {
+	if last := l.MaxMachines() - 1; len(l.PodBridge(last)) > 15 || len(l.MachineLink(last)) > 15 {
 		return fmt.Errorf("dev network: bridge names longer than 15 characters")
 	}
 	return nil

@@ -49,7 +49,7 @@ func TestSlotsShareNothing(t *testing.T) {
 		if !l.Services.Contains(l.ClusterDNS()) {
 			t.Errorf("slot %d: cluster DNS %s outside its Service range %s", n, l.ClusterDNS(), l.Services)
 		}
-		for _, name := range []string{l.HostBridge, l.PodBridge(0), l.Chain, "nft " + l.GuardTable} {
+		for _, name := range []string{l.HostBridge, l.PodBridge(0), l.Chain, l.machineLinkPrefix()} {
 			if m, ok := seen[name]; ok {
 				t.Errorf("slots %d and %d both use %s", m, n, name)
 			}
@@ -136,16 +136,29 @@ func TestAPIIntChangesHands(t *testing.T) {
 	if len(jump) != 1 || !strings.Contains(jump[0], "-A MCO-DEV-SERVICES -d 10.87.0.2/32 -p tcp --dport 22623 -j MCO-DEV-API-INT") {
 		t.Errorf("jumps to api-int: %q", jump)
 	}
-	var lines []string
-	for _, c := range l.APIIntCommands(netip.MustParseAddrPort("10.87.0.10:22623")) {
-		lines = append(lines, strings.Join(c.Args, " "))
-	}
-	want := []string{
-		"iptables -w -t nat -F MCO-DEV-API-INT",
-		"iptables -w -t nat -A MCO-DEV-API-INT -p tcp -j DNAT --to-destination 10.87.0.10:22623",
-	}
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
-		t.Errorf("APIIntCommands:\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	for target, want := range map[string][]string{
+		// The control-plane machine's server: the machine asking api-int itself gets the
+		// host's address as its source, so the answer comes back through the host.
+		"10.87.0.10:22623": {
+			"iptables -w -t nat -F MCO-DEV-API-INT",
+			"iptables -w -t nat -A MCO-DEV-API-INT -p tcp -j DNAT --to-destination 10.87.0.10:22623",
+			"iptables -w -t nat -F MCO-DEV-HAIRPIN",
+			"iptables -w -t nat -A MCO-DEV-HAIRPIN -s 10.87.0.10/32 -d 10.87.0.10/32 -p tcp --dport 22623 -j SNAT --to-source 10.87.0.1",
+		},
+		// The bootstrap server, on the host: nothing to turn around.
+		"10.87.0.1:30123": {
+			"iptables -w -t nat -F MCO-DEV-API-INT",
+			"iptables -w -t nat -A MCO-DEV-API-INT -p tcp -j DNAT --to-destination 10.87.0.1:30123",
+			"iptables -w -t nat -F MCO-DEV-HAIRPIN",
+		},
+	} {
+		var lines []string
+		for _, c := range l.APIIntCommands(netip.MustParseAddrPort(target)) {
+			lines = append(lines, strings.Join(c.Args, " "))
+		}
+		if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+			t.Errorf("APIIntCommands(%s):\n%s\nwant\n%s", target, strings.Join(lines, "\n"), strings.Join(want, "\n"))
+		}
 	}
 	var torn []string
 	for _, c := range l.TeardownCommands(nil) {
@@ -155,5 +168,15 @@ func TestAPIIntChangesHands(t *testing.T) {
 	}
 	if len(torn) != 2 {
 		t.Errorf("teardown of the api-int chain: %q", torn)
+	}
+}
+
+// A machine's link is named after its slot's bridge, short enough for Linux in every slot.
+func TestMachineLinks(t *testing.T) {
+	if got := Slot(2).MachineLink(3); got != "mco-dev2m3" {
+		t.Errorf("MachineLink(3) = %q", got)
+	}
+	if err := Slot(Slots - 1).Validate(); err != nil {
+		t.Errorf("the last slot's names must fit: %v", err)
 	}
 }

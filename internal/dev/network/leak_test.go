@@ -7,10 +7,15 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mco-dev/mco/internal/dev/machine"
 )
 
 // testLayout is a layout no dev cluster uses, so the test can run beside one.
@@ -24,11 +29,13 @@ func testLayout() Layout {
 	}
 }
 
-// TestNothingLeavesTheHost makes the network, a pod on a pod bridge (as the machines' CNI does),
-// and sends packets from the host and from the pod to Service, pod and node addresses nothing
-// answers for, and from the pod to an outside address. Counters on the interface of the host's
-// default route must see none of them, while the pod reaches the API server through the
-// `kubernetes` Service.
+// TestNothingLeavesTheHost makes the network, two machines in network namespaces of their own
+// with their cards plugged in as their supervisor does, a pod on machine 0's pod bridge (as the
+// machines' CNI does), and sends packets from the host, the machine and the pod to Service, pod
+// and node addresses nothing answers for, and from the machine and the pod to an outside
+// address. Counters on the interface of the host's default route must see none of them, while
+// the pod and the machine reach the API server through the `kubernetes` Service, and the other
+// machine and api-int at their addresses.
 func TestNothingLeavesTheHost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs root and the host's network (not -short)")
@@ -62,9 +69,6 @@ func TestNothingLeavesTheHost(t *testing.T) {
 	if err := Setup(l, apiPort); err != nil {
 		t.Fatal(err)
 	}
-	if err := AddNode(l, 0); err != nil {
-		t.Fatal(err)
-	}
 	// Setup again is harmless: a dev cluster restarted over a left network.
 	if err := Setup(l, apiPort); err != nil {
 		t.Fatalf("second setup: %v", err)
@@ -87,13 +91,50 @@ func TestNothingLeavesTheHost(t *testing.T) {
 	}()
 
 	counter := countLeaks(t, l, out)
-	pod := makePod(t, l, 0)
+	m0, m1 := makeMachine(t, l, 0), makeMachine(t, l, 1)
+	pod := makePod(t, l, 0, m0)
+
+	// Machine 1 serves on its node address (as its kubelet does), and api-int leads to it (as
+	// to the control-plane machine's server after the bootstrap).
+	m1Port := freePort(t)
+	served := listenIn(t, m1, netip.AddrPortFrom(l.NodeAddr(1), uint16(m1Port)))
+	if err := PointAPIInt(l, netip.AddrPortFrom(l.NodeAddr(1), uint16(m1Port))); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ who, ns, dst, from string }{
+		{"machine 0", m0, net.JoinHostPort(l.NodeAddr(1).String(), strconv.Itoa(m1Port)), l.NodeAddr(0).String()},
+		{"machine 0's pod", pod, net.JoinHostPort(l.NodeAddr(1).String(), strconv.Itoa(m1Port)), podAddr(l, 0)},
+		{"machine 0 through api-int", m0, net.JoinHostPort(l.APIInt().String(), strconv.Itoa(APIIntPort)), l.NodeAddr(0).String()},
+		// The machine api-int leads to, asking api-int itself, is answered through the host.
+		{"machine 1 through api-int", m1, net.JoinHostPort(l.APIInt().String(), strconv.Itoa(APIIntPort)), l.HostAddr().String()},
+	} {
+		host, port, _ := net.SplitHostPort(c.dst)
+		sh(t, c.ns, fmt.Sprintf("exec 3<>/dev/tcp/%s/%s", host, port))
+		select {
+		case from := <-served:
+			if got, _, _ := net.SplitHostPort(from); got != c.from {
+				t.Errorf("%s reached %s from %s, want %s", c.who, c.dst, got, c.from)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s never reached %s", c.who, c.dst)
+		}
+	}
+	// The machine reaches the API server through the kubernetes Service, as hostNetwork pods do.
+	sh(t, m0, fmt.Sprintf("exec 3<>/dev/tcp/%s/443", l.KubernetesService()))
+	select {
+	case from := <-accepted:
+		if got, _, _ := net.SplitHostPort(from); got != l.NodeAddr(0).String() {
+			t.Errorf("the API server saw %s, not machine 0", from)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("machine 0's connection to the kubernetes Service never reached the API server")
+	}
 
 	// The pod reaches the API server as in-cluster clients do.
 	sh(t, pod, fmt.Sprintf("exec 3<>/dev/tcp/%s/443", l.KubernetesService()))
 	select {
 	case from := <-accepted:
-		if !strings.HasPrefix(from, l.PodCIDR(0).Addr().String()[:len(l.PodCIDR(0).Addr().String())-1]) {
+		if got, _, _ := net.SplitHostPort(from); got != podAddr(l, 0) {
 			t.Errorf("the API server saw %s, not the pod", from)
 		}
 	case <-time.After(5 * time.Second):
@@ -120,17 +161,20 @@ func TestNothingLeavesTheHost(t *testing.T) {
 		"198.51.100.7",                           // outside (TEST-NET-2): pods must not reach it
 	}
 	for _, dst := range targets {
-		// From the pod: UDP and a TCP attempt (bash's /dev/udp and /dev/tcp; errors are expected).
-		shMayFail(pod, fmt.Sprintf("echo x > /dev/udp/%s/53; timeout 1 bash -c 'exec 3<>/dev/tcp/%s/80'", dst, dst))
+		// From the pod and the machine: UDP and a TCP attempt (bash's /dev/udp and /dev/tcp;
+		// errors are expected).
+		for _, ns := range []string{pod, m0} {
+			shMayFail(ns, fmt.Sprintf("echo x > /dev/udp/%s/53; timeout 1 bash -c 'exec 3<>/dev/tcp/%s/80'", dst, dst))
+		}
 		if dst == "198.51.100.7" {
-			continue // the host itself may reach the outside; only pods may not
+			continue // the host itself may reach the outside; only machines and pods may not
 		}
 		// From the host.
 		if c, err := net.Dial("udp", net.JoinHostPort(dst, "53")); err == nil {
 			_, _ = c.Write([]byte("x"))
 			c.Close()
 		}
-		if r := routeGet(t, dst); strings.Contains(r, "dev "+out+" ") || strings.Contains(r, " via ") {
+		if r := routeGet(t, dst); strings.Contains(r, "dev "+out+" ") {
 			t.Errorf("%s would follow the default route: %s", dst, r)
 		}
 	}
@@ -171,47 +215,110 @@ func countLeaks(t *testing.T, l Layout, dev string) func() int {
 	}
 }
 
-// makePod is what the bridge CNI plugin makes for a pod of machine i: the machine's pod bridge
-// with the gateway address, and a network namespace on it with the default route through it.
-func makePod(t *testing.T, l Layout, i int) string {
+// makeMachine is machine i's network as its supervisor leaves it: a network namespace of its own
+// (a process's, as a booting machine's is) with its card plugged in. It returns the namespace's
+// path.
+func makeMachine(t *testing.T, l Layout, i int) string {
 	t.Helper()
-	ns, bridge := "mco-tst-pod", l.PodBridge(i)
-	gw := addrAt(l.PodCIDR(i).Addr(), 1).String()
-	addr := addrAt(l.PodCIDR(i).Addr(), 5).String()
-	cleanup := func() {
-		_ = exec.Command("ip", "netns", "del", ns).Run()
-		_ = exec.Command("ip", "link", "del", "mco-tst-veth").Run()
+	init := exec.Command("unshare", "--net", "sleep", "600")
+	if err := init.Start(); err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = init.Process.Kill(); _ = init.Wait() })
+	ns := fmt.Sprintf("/proc/%d/ns/net", init.Process.Pid)
+	own, _ := os.Readlink("/proc/self/ns/net")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if theirs, _ := os.Readlink(ns); theirs != "" && theirs != own {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("unshare --net never made a network namespace")
+		}
+	}
+	card := machine.Network{Link: l.MachineLink(i), Addr: l.NodeAddr(i), Gateway: l.HostAddr(), PodNet: l.PodCIDR(i)}
+	if err := card.AttachNetwork(init.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+func podAddr(l Layout, i int) string { return addrAt(l.PodCIDR(i).Addr(), 5).String() }
+
+// makePod is what the bridge CNI plugin makes for a pod of machine i, inside the machine's
+// network namespace: the machine's pod bridge with the gateway address, and a network namespace
+// on it with the default route through it.
+func makePod(t *testing.T, l Layout, i int, machineNS string) string {
+	t.Helper()
+	name, bridge := "mco-tst-pod", l.PodBridge(i)
+	gw := addrAt(l.PodCIDR(i).Addr(), 1).String()
+	cleanup := func() { _ = exec.Command("ip", "netns", "del", name).Run() }
 	cleanup()
 	t.Cleanup(cleanup)
+	must(t, "ip", "netns", "add", name)
+	ns := "/run/netns/" + name
+	inMachine := []string{"nsenter", "--net=" + machineNS, "--"}
 	for _, c := range [][]string{
-		{"ip", "link", "add", bridge, "type", "bridge"},
-		{"ip", "addr", "add", gw + "/24", "dev", bridge},
-		{"ip", "link", "set", bridge, "up"},
-		{"ip", "netns", "add", ns},
-		{"ip", "link", "add", "mco-tst-veth", "type", "veth", "peer", "name", "eth0", "netns", ns},
-		{"ip", "link", "set", "mco-tst-veth", "master", bridge, "up"},
-		{"ip", "-n", ns, "addr", "add", addr + "/24", "dev", "eth0"},
-		{"ip", "-n", ns, "link", "set", "eth0", "up"},
-		{"ip", "-n", ns, "link", "set", "lo", "up"},
-		{"ip", "-n", ns, "route", "add", "default", "via", gw},
-		// As the bridge plugin does.
-		{"sysctl", "-qw", "net.ipv4.ip_forward=1"},
+		append(inMachine, "ip", "link", "add", bridge, "type", "bridge"),
+		append(inMachine, "ip", "addr", "add", gw+"/24", "dev", bridge),
+		append(inMachine, "ip", "link", "set", bridge, "up"),
+		append(inMachine, "ip", "link", "add", "mco-tst-veth", "type", "veth", "peer", "name", "eth0", "netns", ns),
+		append(inMachine, "ip", "link", "set", "mco-tst-veth", "master", bridge, "up"),
+		{"ip", "-n", name, "addr", "add", podAddr(l, i) + "/24", "dev", "eth0"},
+		{"ip", "-n", name, "link", "set", "eth0", "up"},
+		{"ip", "-n", name, "link", "set", "lo", "up"},
+		{"ip", "-n", name, "route", "add", "default", "via", gw},
 	} {
 		must(t, c[0], c[1:]...)
 	}
 	return ns
 }
 
+// listenIn serves TCP on addr inside the network namespace ns, and sends each client's address.
+func listenIn(t *testing.T, ns string, addr netip.AddrPort) <-chan string {
+	t.Helper()
+	made := make(chan error, 1)
+	var l net.Listener
+	go func() {
+		// The thread joins ns and is never unlocked: Go ends it with this goroutine, so no other
+		// goroutine runs in ns. The listening socket stays ns's.
+		runtime.LockOSThread()
+		f, err := os.Open(ns)
+		if err == nil {
+			err = unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
+			f.Close()
+		}
+		if err == nil {
+			l, err = net.Listen("tcp", addr.String())
+		}
+		made <- err
+	}()
+	if err := <-made; err != nil {
+		t.Fatalf("listening on %s in %s: %v", addr, ns, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	from := make(chan string, 8)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			from <- c.RemoteAddr().String()
+			c.Close()
+		}
+	}()
+	return from
+}
+
 func sh(t *testing.T, ns, script string) {
 	t.Helper()
-	if out, err := exec.Command("ip", "netns", "exec", ns, "timeout", "5", "bash", "-c", script).CombinedOutput(); err != nil {
-		t.Fatalf("in the pod: %s: %v: %s", script, err, out)
+	if out, err := exec.Command("nsenter", "--net="+ns, "--", "timeout", "5", "bash", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("in %s: %s: %v: %s", ns, script, err, out)
 	}
 }
 
 func shMayFail(ns, script string) {
-	_ = exec.Command("ip", "netns", "exec", ns, "timeout", "5", "bash", "-c", script).Run()
+	_ = exec.Command("nsenter", "--net="+ns, "--", "timeout", "5", "bash", "-c", script).Run()
 }
 
 func routeGet(t *testing.T, dst string) string {

@@ -26,8 +26,7 @@ type File struct {
 
 // Facts are the files a machine's platform-facts unit writes from its metadata: the kubelet's
 // environment (node address and labels), a kubelet configuration drop-in (listen on the node
-// address: every machine shares the host's network namespace, so each kubelet needs an address
-// of its own), and the CNI network of the machine's pods.
+// address, the one its network card has, as the kubelet's --node-ip), and the CNI network of the machine's pods.
 func (m Metadata) Facts() ([]File, error) {
 	ip, err := netip.ParseAddr(m.NodeIP)
 	if err != nil {
