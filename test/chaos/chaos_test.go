@@ -95,8 +95,10 @@ func TestChaos(t *testing.T) {
 		{name: "controller-kill", run: s.controllerKill},
 		{name: "apiserver-etcd-restart", run: s.apiServerRestart},
 		{name: "agent-kill", run: s.agentKill},
+		{name: "network-cut", run: s.networkCut},
 		{name: "bad-config-removed", run: s.badConfig},
 		{name: "node-lost", run: s.nodeLost},
+		{name: "server-down-join", run: s.serverDownJoin},
 		// Long (two minutes a round: the boot guard's timeout, two reboots, the pool's
 		// rollback), and what it proves on the node and the pool is also proved without
 		// faults by test/e2e's TestNeverStranded (boot and undo scenarios).

@@ -1,7 +1,8 @@
 // Package chaos rolls MachineConfigs across a dev cluster of real machines while faults are
 // injected: the controller killed over and over, the API server and etcd stopped mid-rollout,
-// agents killed at random, a config that fails on one node and is then removed, a node lost for
-// good, a config that breaks the kubelet (reverted by the node's boot guard, rolled back by
+// agents killed at random, a node cut off the network in the middle of its update, a config
+// that fails on one node and is then removed, a node lost for good, machines joining while the
+// Machine Config Server is unreachable, a config that breaks the kubelet (reverted by the node's boot guard, rolled back by
 // spec.onFailure: Rollback) under controller kills and an API server restart. An independent
 // watcher records the most nodes unavailable or cordoned at once, and every rollout must end
 // with every node on the target with exactly its files.

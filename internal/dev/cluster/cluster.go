@@ -218,35 +218,50 @@ func (o Options) install(layout Layout) (archive, manifests string, err error) {
 
 // Join provisions one more machine for pool in a running dev cluster.
 func Join(ctx context.Context, dir, pool, toolsDir, mco string) (string, error) {
+	names, err := JoinMany(ctx, dir, pool, toolsDir, mco, 1)
+	if len(names) == 0 {
+		return "", err
+	}
+	return names[0], err
+}
+
+// JoinMany boots n new machines into pool at once, as a scale-up does, and waits until each has
+// registered its Node (and, in the kubeadm layout, finished its join). It returns the names of
+// the machines it made, also on failure.
+func JoinMany(ctx context.Context, dir, pool, toolsDir, mco string, n int) ([]string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	st, err := LoadState(dir)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	c, _, err := scheme.NewClient(filepath.Join(dir, "kubeconfig"))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	// The host may have rebooted since `mco dev up` raised its limits.
 	if _, err := raiseHostLimits("/proc/sys"); err != nil {
-		return "", err
+		return nil, err
 	}
-	name := freeName(dir, pool)
-	if err := st.addNode(ctx, c, dir, toolsDir, mco, name, pool); err != nil {
-		return "", err
+	var names []string
+	for range n {
+		name := freeName(dir, pool)
+		if err := st.addNode(ctx, c, dir, toolsDir, mco, name, pool); err != nil {
+			return names, err
+		}
+		names = append(names, name)
 	}
-	// Only the new machine: the others may be in the middle of something of their own (a
+	// Only the new machines: the others may be in the middle of something of their own (a
 	// rollout, a failure the admin is looking at), which is not the join's business.
-	if err := st.waitNodes(ctx, c, dir, []string{name}, 3*time.Minute); err != nil {
-		return name, err
+	if err := st.waitNodes(ctx, c, dir, names, 3*time.Minute); err != nil {
+		return names, err
 	}
 	if st.ClusterLayout() == LayoutKubeadm {
-		return name, finishKubeadmJoins(ctx, dir, []string{name})
+		return names, finishKubeadmJoins(ctx, dir, names)
 	}
-	return name, nil
+	return names, nil
 }
 
 // Down stops every process the dev cluster in dir started: machines first (each powered off

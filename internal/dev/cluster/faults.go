@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/mco-dev/mco/internal/dev/machine"
+	devnet "github.com/mco-dev/mco/internal/dev/network"
 )
 
 // Processes a fault can be injected into, as state.json names them.
@@ -74,4 +76,30 @@ func Restart(ctx context.Context, dir, name string) error {
 		return waitReady(ctx, st.APIServerURL, pki{dir: filepath.Join(dir, "pki")}, st.Processes[name])
 	}
 	return nil
+}
+
+// CutOff cuts machine name off the network (cut), or connects it again: what it sends to, or is
+// sent from, the API server, the other machines and their pods is dropped on the way, as by a
+// failed switch port (devnet.CutOffCommands). The machine runs on and sees its card up.
+func CutOff(dir, name string, cut bool) error {
+	st, err := LoadState(dir)
+	if err != nil {
+		return err
+	}
+	i := slices.Index(st.Machines, name)
+	if i < 0 {
+		return fmt.Errorf("no machine %q in %s", name, statePath(dir))
+	}
+	return devnet.CutOff(st.Network(), i, cut)
+}
+
+// ServerDown makes the cluster's Machine Config Server unreachable at api-int and at every
+// machine's address (down), or reachable again: its process runs on, as behind a failed load
+// balancer (devnet.ServerDownCommands).
+func ServerDown(dir string, down bool) error {
+	st, err := LoadState(dir)
+	if err != nil {
+		return err
+	}
+	return devnet.ServerDown(st.Network(), down)
 }

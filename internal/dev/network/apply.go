@@ -25,6 +25,13 @@ func Setup(l Layout, apiPort int) error {
 	return run(l.SetupCommands(apiPort), false)
 }
 
+// CutOff cuts machine i off the network, or connects it again (see CutOffCommands).
+func CutOff(l Layout, i int, cut bool) error { return run(l.CutOffCommands(i, cut), !cut) }
+
+// ServerDown makes the Machine Config Server unreachable, or reachable again (see
+// ServerDownCommands).
+func ServerDown(l Layout, down bool) error { return run(l.ServerDownCommands(down), !down) }
+
 // PointAPIInt sends new connections to api-int's Machine Config Server port to target.
 func PointAPIInt(l Layout, target netip.AddrPort) error { return run(l.APIIntCommands(target), false) }
 

@@ -35,6 +35,7 @@ func (l Layout) servicesChain() string { return l.Chain + "-SERVICES" }
 func (l Layout) forwardChain() string  { return l.Chain + "-FORWARD" }
 func (l Layout) apiIntChain() string   { return l.Chain + "-API-INT" }
 func (l Layout) hairpinChain() string  { return l.Chain + "-HAIRPIN" }
+func (l Layout) faultsChain() string   { return l.Chain + "-FAULTS" }
 
 // SetupCommands make the network; apiPort is the API server's port on HostAddr, where the
 // `kubernetes` Service's port 443 leads.
@@ -70,8 +71,12 @@ func (l Layout) SetupCommands(apiPort int) []Command {
 			"-j", l.apiIntChain()),
 		iptables(alreadyThere, "-t", "nat", "-N", l.hairpinChain()),
 		iptables(nil, "-t", "nat", "-F", l.hairpinChain()),
+		// Network faults a test injects (CutOffCommands, ServerDownCommands) come before anything.
+		iptables(alreadyThere, "-N", l.faultsChain()),
+		iptables(nil, "-F", l.faultsChain()),
 		iptables(alreadyThere, "-N", fwd),
 		iptables(nil, "-F", fwd),
+		iptables(nil, "-A", fwd, "-j", l.faultsChain()),
 		// Between this cluster's machines and their pods: the host routes it (every machine
 		// reaches the others through it), from one machine's link to another's.
 		iptables(nil, "-A", fwd, "-i", l.machineLinkPrefix()+"+", "-o", l.machineLinkPrefix()+"+", "-j", "ACCEPT"),
@@ -97,6 +102,8 @@ func (l Layout) jumps(op string) []Command {
 		{"-t", "nat", op, "OUTPUT", "-j", l.servicesChain()},
 		{"-t", "nat", op, "POSTROUTING", "-j", l.hairpinChain()},
 		{op, "FORWARD", "-j", l.forwardChain()},
+		{op, "INPUT", "-j", l.faultsChain()},
+		{op, "OUTPUT", "-j", l.faultsChain()},
 	} {
 		c := iptables(exists, j...)
 		if op == "-I" {
@@ -137,12 +144,50 @@ func (l Layout) TeardownCommands(links []string) []Command {
 	for _, c := range []string{l.servicesChain(), l.apiIntChain(), l.hairpinChain()} {
 		cmds = append(cmds, iptables(notThere, "-t", "nat", "-F", c), iptables(notThere, "-t", "nat", "-X", c))
 	}
-	cmds = append(cmds, iptables(notThere, "-F", l.forwardChain()), iptables(notThere, "-X", l.forwardChain()))
+	for _, c := range []string{l.forwardChain(), l.faultsChain()} {
+		cmds = append(cmds, iptables(notThere, "-F", c), iptables(notThere, "-X", c))
+	}
 	for _, p := range []string{l.NodeNet.String(), l.Services.String(), l.Pods.String()} {
 		cmds = append(cmds, ip(notThere, "route", "del", "blackhole", p))
 	}
 	for _, b := range append(links, l.HostBridge) {
 		cmds = append(cmds, ip(notThere, "link", "del", b))
+	}
+	return cmds
+}
+
+// CutOffCommands cut machine i off the network (cut), as a pulled cable or a failed switch port
+// would, or connect it again: every packet from or to its node address that passes the host (to
+// the API server, to the other machines, their answers) is dropped; its card stays up, so its
+// connections hang as they do in a real partition, rather than fail at once.
+func (l Layout) CutOffCommands(i int, cut bool) []Command {
+	node := l.NodeAddr(i).String() + "/32"
+	return l.faultRules(cut, []string{"-s", node}, []string{"-d", node})
+}
+
+// ServerDownCommands make the Machine Config Server unreachable (down) or reachable again: every
+// connection to api-int's port (whatever server it leads to) and to the server's port on any
+// address of the layout (a machine's own) is dropped.
+func (l Layout) ServerDownCommands(down bool) []Command {
+	port := strconv.Itoa(APIIntPort)
+	return l.faultRules(down,
+		[]string{"-p", "tcp", "-m", "conntrack", "--ctorigdst", l.APIInt().String() + "/32", "--ctorigdstport", port},
+		[]string{"-d", l.NodeNet.String(), "-p", "tcp", "--dport", port})
+}
+
+// faultRules add (on) or delete each rule of the faults chain, dropping what it matches; adding
+// one that is there, or deleting one that is not, does nothing.
+func (l Layout) faultRules(on bool, matches ...[]string) []Command {
+	var cmds []Command
+	for _, m := range matches {
+		rule := append(append([]string{l.faultsChain()}, m...), "-j", "DROP")
+		if on {
+			c := iptables(nil, append([]string{"-A"}, rule...)...)
+			c.Unless = append([]string{"iptables", "-w", "-C"}, rule...)
+			cmds = append(cmds, c)
+		} else {
+			cmds = append(cmds, iptables(notThere, append([]string{"-D"}, rule...)...))
+		}
 	}
 	return cmds
 }

@@ -119,6 +119,47 @@ func TestNothingLeavesTheHost(t *testing.T) {
 			t.Errorf("%s never reached %s", c.who, c.dst)
 		}
 	}
+	// Faults: machine 0 cut off reaches neither the API server nor machine 1, and both again once
+	// connected; with the server down, api-int's port drops while machine 1's others answer.
+	apiSvc := net.JoinHostPort(l.KubernetesService().String(), "443")
+	toM1 := net.JoinHostPort(l.NodeAddr(1).String(), strconv.Itoa(m1Port))
+	apiInt := net.JoinHostPort(l.APIInt().String(), strconv.Itoa(APIIntPort))
+	for _, f := range []struct {
+		name          string
+		on, off       func() error
+		refused, open []string
+	}{
+		{"machine 0 cut off", func() error { return CutOff(l, 0, true) }, func() error { return CutOff(l, 0, false) }, []string{apiSvc, toM1}, nil},
+		{"the server down", func() error { return ServerDown(l, true) }, func() error { return ServerDown(l, false) }, []string{apiInt}, []string{toM1}},
+	} {
+		// Twice: a fault injected again is the same one, removed by one repair.
+		for range 2 {
+			if err := f.on(); err != nil {
+				t.Fatalf("%s: %v", f.name, err)
+			}
+		}
+		for _, dst := range f.refused {
+			if connects(m0, dst) {
+				t.Errorf("%s: machine 0 still reaches %s", f.name, dst)
+			}
+		}
+		for _, dst := range f.open {
+			if !connects(m0, dst) {
+				t.Errorf("%s: machine 0 no longer reaches %s", f.name, dst)
+			}
+		}
+		if err := f.off(); err != nil {
+			t.Fatalf("%s, repaired: %v", f.name, err)
+		}
+		for _, dst := range f.refused {
+			if !connects(m0, dst) {
+				t.Errorf("%s, repaired: machine 0 does not reach %s", f.name, dst)
+			}
+		}
+	}
+	drain(accepted)
+	drain(served)
+
 	// The machine reaches the API server through the kubernetes Service, as hostNetwork pods do.
 	sh(t, m0, fmt.Sprintf("exec 3<>/dev/tcp/%s/443", l.KubernetesService()))
 	select {
@@ -314,6 +355,23 @@ func sh(t *testing.T, ns, script string) {
 	t.Helper()
 	if out, err := exec.Command("nsenter", "--net="+ns, "--", "timeout", "5", "bash", "-c", script).CombinedOutput(); err != nil {
 		t.Fatalf("in %s: %s: %v: %s", ns, script, err, out)
+	}
+}
+
+// connects says whether a TCP connection from the namespace ns to dst opens within 2 s.
+func connects(ns, dst string) bool {
+	host, port, _ := net.SplitHostPort(dst)
+	return exec.Command("nsenter", "--net="+ns, "--", "timeout", "2", "bash", "-c", "exec 3<>/dev/tcp/"+host+"/"+port).Run() == nil
+}
+
+// drain empties a channel of accepted connections' addresses.
+func drain(c <-chan string) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
 	}
 }
 
