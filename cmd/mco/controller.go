@@ -115,6 +115,7 @@ rendered.`,
 	f.DurationVar(&s.TokenPolicy.Lifetime, "server-token-lifetime", servertoken.DefaultLifetime, "how long a pool's server token is accepted in all: it is rotated --server-token-overlap before this ends")
 	f.DurationVar(&s.TokenPolicy.Overlap, "server-token-overlap", servertoken.DefaultOverlap, "how long a rotated-out server token keeps working (previous-token-expires); must cover the time from a cloud machine's creation with old user data to its first config fetch")
 	f.StringVar(&s.UserDataSpecVersion, "user-data-spec-version", "3.4.0", "Ignition spec of generated pointer configs (3.1.0 or newer)")
+	f.DurationVar(&s.Options.Node.StallThreshold, "update-stall-threshold", rollout.DefaultStallThreshold, "how long a Ready node may take to finish moving to the config it was given before its pool reports it (UpdateStalled, with what its agent last said)")
 	f.DurationVar(&s.Options.Node.NotReadyThreshold, "node-not-ready-threshold", rollout.DefaultNotReadyThreshold, "how long a node may stay NotReady during an update before its pool reports it (NodeUnresponsive) and starts no further nodes")
 	f.DurationVar(&s.Options.Drain.BlockedThreshold, "drain-blocked-threshold", drain.DefaultBlockedThreshold, "how long a drain may run before the node and its pool report it blocked")
 	f.BoolVar(&s.BootImages, "boot-images", true, "run the MachineSet boot image controller")

@@ -145,6 +145,16 @@ func TestNode(t *testing.T) {
 		node: workerNode("w1", oldConfig, newConfig),
 		want: want{summary: []string{"queued for rendered-worker-new"}, youCan: []string{"journalctl -u mco-daemon"}},
 	}, {
+		name: "queued long ago: the pool reports it stalled",
+		node: workerNode("w1", oldConfig, newConfig, rolloutv1.TargetedAnnotation, protocol.Targeted(newConfig, now.Add(-time.Hour))),
+		pool: func(p *mcfgv1.MachineConfigPool) {
+			poolcondition.Set(&p.Status, poolcondition.UpdateStalled, corev1.ConditionTrue, "NoProgress",
+				"Node w1 was given "+newConfig+" at 2026-11-23T11:00:00Z and has not finished moving to it (its agent reports Done on "+oldConfig+")", metav1.NewTime(now))
+		},
+		want: want{summary: []string{"queued for rendered-worker-new"},
+			why:    []string{"mcp/worker reports it stalled (UpdateStalled): it was given rendered-worker-new at 2026-11-23T11:00:00Z (1h0m ago)"},
+			youCan: []string{"--field-selector spec.nodeName=w1"}},
+	}, {
 		name: "uncordoning after the update",
 		node: workerNode("w1", newConfig, newConfig, protocol.DesiredDrainAnnotation, "uncordon-"+newConfig, protocol.LastAppliedDrainAnnotation, "drain-"+newConfig),
 		want: want{summary: []string{"uncordoning"}},
@@ -268,6 +278,21 @@ func TestNode(t *testing.T) {
 	}
 }
 
+// The pool's UpdateStalled names another node (w10): not w1's reason.
+func TestNodeStalledIsNodeOwn(t *testing.T) {
+	pool := workerPool(t, newConfig)
+	poolcondition.Set(&pool.Status, poolcondition.UpdateStalled, corev1.ConditionTrue, "NoProgress",
+		"Node w10 was given "+newConfig+" at 2026-11-23T11:00:00Z and has not finished moving to it", metav1.NewTime(now))
+	n := workerNode("w1", oldConfig, newConfig, rolloutv1.TargetedAnnotation, protocol.Targeted(newConfig, now.Add(-time.Hour)))
+	x, err := Node(Cluster{Now: now, Pools: []mcfgv1.MachineConfigPool{pool}, Nodes: []corev1.Node{n}}, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := strings.Join(x.Why, "\n"); strings.Contains(why, "UpdateStalled") {
+		t.Errorf("w1 explained by w10's stall: %s", why)
+	}
+}
+
 func TestNodeNotFound(t *testing.T) {
 	_, err := Node(Cluster{Now: now}, "nope")
 	var nf *NotFoundError
@@ -302,6 +327,17 @@ func TestPool(t *testing.T) {
 			next:     []string{"keeps its last target rendered-worker-old"},
 			youCan:   []string{"mco validate"},
 			evidence: []string{"mcp/worker condition RenderDegraded=True reason RenderFailed"},
+		},
+	}, {
+		name: "a stalled node holds the pool",
+		pool: func(p *mcfgv1.MachineConfigPool) {
+			p.Status.Conditions = append(p.Status.Conditions, condition(poolcondition.UpdateStalled, "NoProgress",
+				"Node w1 was given "+newConfig+" at 2026-11-23T11:00:00Z and has not finished moving to it (its agent reports Done on "+oldConfig+": it has not started the update; is its agent running?)"))
+		},
+		nodes: []corev1.Node{workerNode("w1", oldConfig, newConfig, rolloutv1.TargetedAnnotation, protocol.Targeted(newConfig, now.Add(-time.Hour))), workerNode("w2", oldConfig, oldConfig)},
+		want: want{
+			why:    []string{"a node stopped moving to its target with nothing else reported (UpdateStalled): Node w1 was given rendered-worker-new", "is its agent running?"},
+			youCan: []string{"`mco explain node/NAME`"},
 		},
 	}, {
 		name: "two policies select the pool, and degraded nodes",

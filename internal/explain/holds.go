@@ -58,6 +58,13 @@ func holds(c Cluster, pool *mcfgv1.MachineConfigPool) []hold {
 			YouCan: []string{"bring the machine back (console, power); if it is gone for good, `kubectl delete node NAME` lets the rollout finish on the rest"},
 		})
 	}
+	if cond := poolcondition.Get(st, poolcondition.UpdateStalled); cond != nil && cond.Status == corev1.ConditionTrue {
+		out = append(out, hold{
+			Why:    bound("a node stopped moving to its target with nothing else reported (UpdateStalled): " + cond.Message),
+			Next:   "the pool waits for it: it holds its maxUnavailable slot until its agent finishes the update",
+			YouCan: []string{"`mco explain node/NAME` for the node; check its agent's pod and log (`kubectl -n openshift-machine-config-operator get pods -o wide --field-selector spec.nodeName=NAME`)"},
+		})
+	}
 	if h, ok := capacityHold(c, pool); ok {
 		out = append(out, h)
 	}

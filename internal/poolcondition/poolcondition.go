@@ -33,6 +33,13 @@
 //     names each MachineConfig, field, line and column. Written by the render controller; False
 //     once they are gone; absent on a pool that never had any. Not part of Degraded: the pool
 //     renders as OpenShift's would.
+//   - UpdateStalled (mco only): a Ready node was given its target (rollout.mco.dev/targeted)
+//     longer ago than the node controller's stall threshold and has not finished moving to it,
+//     and nothing else reports why (not degraded, not NotReady, no drain blocked); the message
+//     names each node with what its agent last reported ("has not started the update; is its
+//     agent running?" when it never began). Written by the node controller, once a pool has had
+//     a stalled node (False after). Not part of Degraded: nothing failed that the pool knows
+//     of, but nothing moves either.
 //   - RolledBack (mco only): the pool is held on an earlier rendered config instead of its
 //     newest render (the rollout.mco.dev/rollback annotation, by `mco rollout undo` or a
 //     policy's spec.onFailure: Rollback); the message names the held-back render, who rolled it
@@ -56,6 +63,10 @@ const PendingUpdate mcfgv1.MachineConfigPoolConditionType = "PendingUpdate"
 // NodesAwaitingAdoption is the condition type mco adds for nodes it did not boot that wait for
 // the admin's approval to be adopted.
 const NodesAwaitingAdoption mcfgv1.MachineConfigPoolConditionType = "NodesAwaitingAdoption"
+
+// UpdateStalled is the condition type mco adds for nodes that stopped moving to their target
+// with no other reason reported.
+const UpdateStalled mcfgv1.MachineConfigPoolConditionType = "UpdateStalled"
 
 // RolledBack is the condition type mco adds to a pool held on an earlier rendered config.
 const RolledBack mcfgv1.MachineConfigPoolConditionType = "RolledBack"

@@ -33,6 +33,9 @@ type Input struct {
 	// NotReadyThreshold is how long a node may stay NotReady in the middle of an update before
 	// the pool reports it and stops starting others (DefaultNotReadyThreshold when 0).
 	NotReadyThreshold time.Duration
+	// StallThreshold is how long a Ready node may take to finish moving to the target it was
+	// given before the pool reports it (UpdateStalled; DefaultStallThreshold when 0).
+	StallThreshold time.Duration
 	// StartBudget, when not nil, caps how many healthy nodes may start now: a pacing policy's
 	// allowance (canary, soak, window). It only ever lowers what maxUnavailable allows, and
 	// never holds back retargeting a failing node.
@@ -77,8 +80,11 @@ type Decision struct {
 	// Unresponsive are the nodes NotReady past the threshold in the middle of an update; while
 	// there are any, no node is started.
 	Unresponsive []Unresponsive
-	// RecheckAfter, when not 0, is when a NotReady node crosses the threshold: decide again then
-	// even if nothing changes.
+	// Stalled are the Ready nodes updating longer than the stall threshold with no other reason
+	// reported (UpdateStalled).
+	Stalled []Stalled
+	// RecheckAfter, when not 0, is when a NotReady or updating node crosses its threshold:
+	// decide again then even if nothing changes.
 	RecheckAfter time.Duration
 }
 
@@ -98,6 +104,15 @@ func Decide(in Input) Decision {
 	d.Problems = append(d.Problems, HoldProblems(in.Nodes)...)
 	d.Problems = append(d.Problems, HoldProblems(in.Unmanaged)...)
 	d.Unresponsive, d.RecheckAfter = unresponsive(in.Nodes, threshold, in.Now.Time)
+	stallThreshold := in.StallThreshold
+	if stallThreshold <= 0 {
+		stallThreshold = DefaultStallThreshold
+	}
+	var stallRecheck time.Duration
+	d.Stalled, stallRecheck = stalled(in.Nodes, stallThreshold, in.Now.Time)
+	if stallRecheck > 0 && (d.RecheckAfter == 0 || stallRecheck < d.RecheckAfter) {
+		d.RecheckAfter = stallRecheck
+	}
 	d.Offers = append(offers(in.Nodes, d.Target), offers(in.Unmanaged, d.Target)...)
 	var adoptable []*corev1.Node
 	d.AwaitingAdoption, adoptable = adoptionCandidates(in.Unmanaged, in.Pool)
@@ -118,6 +133,9 @@ func Decide(in Input) Decision {
 	}
 	d.AwaitingAdoption = slices.DeleteFunc(d.AwaitingAdoption, func(a Awaiting) bool { return slices.Contains(d.Adopted, a.Node) })
 	d.Status, d.Completed = computeStatus(in.Pool, after, d.Unresponsive, threshold, in.Now)
+	if d.Target != "" {
+		setStalled(&d.Status, d.Stalled, stallThreshold, in.Now)
+	}
 	d.OnlyHeld = d.Target != "" && OnlyHeldBehind(after, d.Target)
 	if d.Target != "" {
 		setAwaitingAdoption(&d.Status, in.Pool.Name, d.AwaitingAdoption, in.Now)

@@ -26,6 +26,10 @@ const (
 	// DrainBlockedForAnnotation is how long, in whole seconds, the node's drains have been
 	// blocked in all during this rollout (over every attempt), for DeleteBlockingPodsAfter.
 	DrainBlockedForAnnotation = GroupName + "/drain-blocked-seconds"
+	// TargetedAnnotation is "<rendered config> at <RFC 3339 time>": when the node controller gave
+	// the node its desiredConfig, written in the same patch. The pool's UpdateStalled times a
+	// node's update from it; the config in it keeps an earlier target's record from counting.
+	TargetedAnnotation = GroupName + "/targeted"
 )
 
 // On a MachineConfigPool.

@@ -38,6 +38,7 @@ const (
 	ReasonMultiplePools     = "MultipleCustomPools"
 	ReasonInvalidPoolConfig = "InvalidPoolConfiguration"
 	ReasonNodeUnresponsive  = "NodeUnresponsive"
+	ReasonUpdateStalled     = "UpdateStalled"
 )
 
 // Options configure the node controller.
@@ -45,6 +46,9 @@ type Options struct {
 	// NotReadyThreshold is how long a node may stay NotReady during an update before its pool
 	// reports it and starts no further nodes (rollout.DefaultNotReadyThreshold when 0).
 	NotReadyThreshold time.Duration
+	// StallThreshold is how long a Ready node may take to finish moving to the target it was
+	// given before its pool reports it (UpdateStalled; rollout.DefaultStallThreshold when 0).
+	StallThreshold time.Duration
 	// Pacing follows MachineConfigPoolRollout policies (set where the cluster serves the kind);
 	// off, pools are paced by maxUnavailable alone and nothing watches policies or pods.
 	Pacing bool
@@ -140,7 +144,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// Before the decision: a skipped node's slot goes to the next node in the same pass.
 	members, skipDue, skipErr := r.skipBlockedDrains(ctx, pool, paced, members)
 	notesErr := r.clearDrainNotes(ctx, members, pool.Spec.Configuration.Name)
-	in := rollout.Input{Pool: pool, Nodes: members, Unmanaged: unmanaged, Now: metav1.Now(), NotReadyThreshold: r.Options.NotReadyThreshold}
+	in := rollout.Input{Pool: pool, Nodes: members, Unmanaged: unmanaged, Now: metav1.Now(), NotReadyThreshold: r.Options.NotReadyThreshold,
+		StallThreshold: r.Options.StallThreshold}
 	if paced != nil {
 		in.StartBudget = paced.budget()
 	}
@@ -161,6 +166,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.warnOnce(pool, "pool/"+pool.Name, ReasonInvalidPoolConfig, problem)
 	}
 	r.reportUnresponsive(pool, members, d.Unresponsive)
+	r.reportStalled(pool, members, d.Stalled)
 	recordPoolMetrics(pool.Name, d.Status, len(d.Unresponsive), len(d.AwaitingAdoption), pool.Spec.Paused || paced.holds() || d.OnlyHeld)
 	offersErr := r.writeOffers(ctx, d.Offers, append(slices.Clip(members), unmanaged...))
 	nodesErr := r.writeNodes(ctx, pool, members, unmanaged, d)
@@ -193,6 +199,17 @@ func (r *Reconciler) reportUnresponsive(pool *mcfgv1.MachineConfigPool, members 
 			fmt.Sprintf("%s; no further nodes of pool %s are started until it is Ready again or deleted", u, pool.Name))
 	}
 	r.forgetNodeWarnings("unresponsive/"+pool.Name+"/", members, isLost)
+}
+
+// reportStalled emits one Warning per node and target it stopped moving to, and forgets nodes
+// that moved on (so a second stall is reported again).
+func (r *Reconciler) reportStalled(pool *mcfgv1.MachineConfigPool, members []*corev1.Node, stuck []rollout.Stalled) {
+	isStuck := map[string]bool{}
+	for _, s := range stuck {
+		isStuck[s.Node] = true
+		r.warnOnce(pool, "stalled/"+pool.Name+"/"+s.Node, ReasonUpdateStalled, s.String())
+	}
+	r.forgetNodeWarnings("stalled/"+pool.Name+"/", members, isStuck)
 }
 
 // members lists the pool's managed nodes and its nodes not managed yet (joining, or waiting to

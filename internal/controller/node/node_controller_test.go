@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/dev/nodesim"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/testenv"
@@ -169,5 +171,44 @@ func TestCustomPoolNodeCountedOnlyThere(t *testing.T) {
 		if got := getNode(t, ctx, name).Annotations[protocol.DesiredConfigAnnotation]; got != "rendered-worker-1" {
 			t.Errorf("unmanaged node %s was targeted at %s", name, got)
 		}
+	}
+}
+
+// A node whose agent never acts on its new target is named on the pool once the stall threshold
+// passes (the controller stamped when it targeted it, in the same write), with what its agent
+// last said; when the agent comes back the node moves on and the condition goes False.
+func TestStalledNodeIsNamed(t *testing.T) {
+	testenv.Integration(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const role = "stall"
+	newPool(t, ctx, role, role, "rendered-stall-old", nil)
+	nodes := createNodes(t, ctx, role, 2, "rendered-stall-old", map[string]string{roleLabel(role): ""})
+	waitPool(t, ctx, role, "initial Updated", 30*time.Second, updatedTo("rendered-stall-old", 2))
+
+	// The first candidate (by name)'s agent is down.
+	editNode(t, ctx, nodes[0], func(n *corev1.Node) { n.Labels[nodesim.AgentDownLabel] = "" })
+	setTarget(t, ctx, role, "rendered-stall-new")
+	want := "Node stall-00 was given rendered-stall-new at "
+	p := waitPool(t, ctx, role, "UpdateStalled naming the node", 30*time.Second, func(p *mcfgv1.MachineConfigPool) bool {
+		c := poolcondition.Get(&p.Status, poolcondition.UpdateStalled)
+		return c != nil && c.Status == corev1.ConditionTrue && strings.HasPrefix(c.Message, want)
+	})
+	c := poolcondition.Get(&p.Status, poolcondition.UpdateStalled)
+	if !strings.Contains(c.Message, "its agent reports Done on rendered-stall-old: it has not started the update; is its agent running?") {
+		t.Errorf("UpdateStalled does not say what the agent reported: %s", c.Message)
+	}
+	if poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolDegraded) {
+		t.Errorf("a stalled node made the pool Degraded: %+v", p.Status.Conditions)
+	}
+	config, at, ok := protocol.ParseTargeted(getNode(t, ctx, nodes[0]).Annotations[rolloutv1.TargetedAnnotation])
+	if !ok || config != "rendered-stall-new" || time.Since(at) > time.Minute {
+		t.Errorf("the node's %s records %q at %s (%v)", rolloutv1.TargetedAnnotation, config, at, ok)
+	}
+
+	editNode(t, ctx, nodes[0], func(n *corev1.Node) { delete(n.Labels, nodesim.AgentDownLabel) })
+	p = waitPool(t, ctx, role, "rollout once the agent is back", time.Minute, updatedTo("rendered-stall-new", 2))
+	if c := poolcondition.Get(&p.Status, poolcondition.UpdateStalled); c == nil || c.Status != corev1.ConditionFalse {
+		t.Errorf("UpdateStalled after the node moved on: %+v, want False", c)
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -133,7 +135,10 @@ func hasUpdateTaint(n *corev1.Node) bool {
 // client.StrategicMergeFrom(n) computes for withOwned(n, o), built from the two fields instead
 // of serializing both Nodes and diffing them: that was most of the controller's CPU per node
 // write in a 5,000-node rollout (bench/rollout -profile).
-func ownedPatch(n *corev1.Node, o owned, lock bool) ([]byte, error) {
+//
+// A new desiredConfig carries rolloutv1.TargetedAnnotation, when the node was given it (now), in
+// the same patch: what the pool's UpdateStalled times the update from.
+func ownedPatch(n *corev1.Node, o owned, lock bool, now time.Time) ([]byte, error) {
 	type taintsPatch struct {
 		// No omitempty: null removes the list.
 		Taints []corev1.Taint `json:"taints"`
@@ -149,6 +154,9 @@ func ownedPatch(n *corev1.Node, o owned, lock bool) ([]byte, error) {
 	meta := metaPatch{}
 	if v, ok := n.Annotations[protocol.DesiredConfigAnnotation]; !ok || v != o.desired {
 		meta.Annotations = map[string]string{protocol.DesiredConfigAnnotation: o.desired}
+		if o.desired != "" {
+			meta.Annotations[rolloutv1.TargetedAnnotation] = protocol.Targeted(o.desired, now)
+		}
 	}
 	if lock {
 		if n.ResourceVersion == "" {

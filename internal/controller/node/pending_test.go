@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/protocol"
 )
 
@@ -21,6 +23,7 @@ func TestOwnedPatchIsTheComputedOne(t *testing.T) {
 			Labels: map[string]string{"l": "v"}}, Spec: corev1.NodeSpec{Taints: taints}}
 	}
 	d := protocol.DesiredConfigAnnotation
+	now := time.Date(2026, 11, 29, 22, 0, 0, 0, time.UTC)
 	cases := []struct {
 		name string
 		n    *corev1.Node
@@ -42,11 +45,15 @@ func TestOwnedPatchIsTheComputedOne(t *testing.T) {
 			if lock {
 				opts = append(opts, client.MergeFromWithOptimisticLock{})
 			}
-			want, err := client.StrategicMergeFrom(tc.n, opts...).Data(withOwned(tc.n, tc.o))
+			after := withOwned(tc.n, tc.o)
+			if tc.o.desired != "" && tc.n.Annotations[d] != tc.o.desired {
+				after.Annotations[rolloutv1.TargetedAnnotation] = protocol.Targeted(tc.o.desired, now)
+			}
+			want, err := client.StrategicMergeFrom(tc.n, opts...).Data(after)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := ownedPatch(tc.n, tc.o, lock)
+			got, err := ownedPatch(tc.n, tc.o, lock, now)
 			if err != nil {
 				t.Fatalf("%s (lock %v): %v", tc.name, lock, err)
 			}
@@ -64,7 +71,7 @@ func TestOwnedPatchIsTheComputedOne(t *testing.T) {
 	}
 	unversioned := node(map[string]string{d: "v1"})
 	unversioned.ResourceVersion = ""
-	if _, err := ownedPatch(unversioned, owned{desired: "v2"}, true); err == nil {
+	if _, err := ownedPatch(unversioned, owned{desired: "v2"}, true, now); err == nil {
 		t.Error("a locked patch of a Node without resourceVersion was built")
 	}
 }

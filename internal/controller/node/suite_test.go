@@ -40,6 +40,10 @@ const testDrainThreshold = 2 * time.Second
 // testNotReadyThreshold is short so an unresponsive node is reported within a test.
 const testNotReadyThreshold = 3 * time.Second
 
+// testStallThreshold is short so a stalled node is reported within a test; far longer than a
+// simulated agent takes to move a node on.
+const testStallThreshold = 6 * time.Second
+
 func TestMain(m *testing.M) {
 	os.Exit(testenv.RunWithControlPlane(m, "node controller", func(e *testenv.Env) (func(), error) {
 		env, k8sClient = e, e.Client
@@ -63,7 +67,7 @@ func startControllers(ctx context.Context) error {
 	}
 	// Pacing is on for every test: pools without a policy must roll out exactly as without it.
 	if err := (&Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("node-test"), Clock: pacingClock,
-		Options: Options{NotReadyThreshold: testNotReadyThreshold, Pacing: true}}).SetupWithManager(mgr); err != nil {
+		Options: Options{NotReadyThreshold: testNotReadyThreshold, StallThreshold: testStallThreshold, Pacing: true}}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&pacingcontroller.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {

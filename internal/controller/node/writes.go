@@ -38,6 +38,7 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 		locked[name] = true
 	}
 	todo, wants := nodeWrites(members, unmanaged, d, r.drainForecast(ctx, pool, d.Target))
+	now := time.Now()
 
 	var mu sync.Mutex
 	var errs []error
@@ -52,7 +53,7 @@ func (r *Reconciler) writeNodes(ctx context.Context, pool *mcfgv1.MachineConfigP
 			// Moved off a superseded target only if its agent has not asked for the drain since
 			// the node was read (rollout.Superseded); adopted only if the approval and the
 			// agent's plan are still what the decision read.
-			data, err := ownedPatch(n, wants[i], locked[n.Name])
+			data, err := ownedPatch(n, wants[i], locked[n.Name], now)
 			patched := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}} // what the API server returns
 			if err == nil {
 				err = r.Client.Patch(ctx, patched, client.RawPatch(types.StrategicMergePatchType, data))

@@ -27,6 +27,10 @@ const SimulatedLabel = "nodesim.mco.dev/simulated"
 
 // Agent answers for every Node labelled SimulatedLabel. Register it with a manager of its own, so
 // its reads and writes are not the controller's.
+// AgentDownLabel on a Node makes the simulated agent leave it alone, as a node whose agent does
+// not run.
+const AgentDownLabel = "nodesim.mco.dev/agent-down"
+
 type Agent struct {
 	Client client.Client
 	// Drain makes every update disruptive: the agent asks for a drain before applying and for an
@@ -128,7 +132,7 @@ func (a *Agent) step(n *corev1.Node) (map[string]string, reconcile.Result) {
 	ann := n.Annotations
 	cur, want := ann[protocol.CurrentConfigAnnotation], ann[protocol.DesiredConfigAnnotation]
 	state := protocol.NodeState(ann[protocol.StateAnnotation])
-	if want == "" {
+	if _, down := n.Labels[AgentDownLabel]; want == "" || down {
 		return nil, reconcile.Result{}
 	}
 	if cur == want {

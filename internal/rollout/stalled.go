@@ -1,0 +1,89 @@
+package rollout
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
+	"github.com/mco-dev/mco/internal/poolcondition"
+	"github.com/mco-dev/mco/internal/protocol"
+)
+
+// DefaultStallThreshold is how long a Ready node may take to finish moving to its target before
+// its pool reports it: far longer than a drain, an apply and a reboot take (a drain blocked by a
+// budget, a degraded or NotReady node are reported on their own), short enough that a rollout
+// never waits silently for an agent that is not coming.
+const DefaultStallThreshold = 30 * time.Minute
+
+// Stalled is a Ready node that was given its target long ago and has not finished moving to it,
+// with what its agent last said.
+type Stalled struct {
+	Node, Config string
+	Since        time.Time
+	// State and Current are the agent's report (state, currentConfig).
+	State, Current string
+}
+
+func (s Stalled) String() string {
+	st := s.State
+	if st == "" {
+		st = "nothing"
+	}
+	why := fmt.Sprintf("its agent reports %s on %s", st, orNone(s.Current))
+	if protocol.NodeState(s.State) == protocol.NodeDone && s.Current != s.Config {
+		why += ": it has not started the update; is its agent running?"
+	}
+	return fmt.Sprintf("Node %s was given %s at %s and has not finished moving to it (%s)", s.Node, s.Config, s.Since.UTC().Format(time.RFC3339), why)
+}
+
+// stalled finds the Ready nodes updating to the target they were given (TargetedAnnotation) for
+// at least threshold, by name, and how long until the next one crosses it (0 when none is on its
+// way). Nodes reported otherwise are left out: NotReady (unresponsive), degraded, or with a
+// drain blocked by a budget.
+func stalled(nodes []*corev1.Node, threshold time.Duration, now time.Time) ([]Stalled, time.Duration) {
+	var out []Stalled
+	var recheck time.Duration
+	for _, n := range nodes {
+		c := configOf(n)
+		if !updating(n, c) || !Healthy(n) || c.degraded() || n.Annotations[protocol.DrainBlockedAnnotation] != "" {
+			continue
+		}
+		config, since, ok := protocol.ParseTargeted(n.Annotations[rolloutv1.TargetedAnnotation])
+		if !ok || config != c.desired {
+			continue
+		}
+		if left := since.Add(threshold).Sub(now); left > 0 {
+			if recheck == 0 || left < recheck {
+				recheck = left
+			}
+			continue
+		}
+		out = append(out, Stalled{Node: n.Name, Config: config, Since: since, State: string(c.state), Current: c.current})
+	}
+	slices.SortFunc(out, func(a, b Stalled) int { return strings.Compare(a.Node, b.Node) })
+	return out, recheck
+}
+
+// setStalled writes the UpdateStalled condition (mco only, not part of Degraded: nothing failed
+// that the pool knows of, but nothing moves either).
+func setStalled(st *mcfgv1.MachineConfigPoolStatus, stuck []Stalled, threshold time.Duration, now metav1.Time) {
+	if len(stuck) == 0 {
+		if poolcondition.Get(st, poolcondition.UpdateStalled) != nil {
+			poolcondition.Set(st, poolcondition.UpdateStalled, corev1.ConditionFalse, "", "", now)
+		}
+		return
+	}
+	parts := make([]string, len(stuck))
+	for i, s := range stuck {
+		parts[i] = s.String()
+	}
+	poolcondition.Set(st, poolcondition.UpdateStalled, corev1.ConditionTrue, "NoProgress",
+		fmt.Sprintf("%s (threshold %s); see each node's agent: kubectl -n openshift-machine-config-operator get pods -o wide --field-selector spec.nodeName=NODE, then its log",
+			boundedList(parts), threshold), now)
+}
