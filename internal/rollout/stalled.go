@@ -79,11 +79,7 @@ func setStalled(st *mcfgv1.MachineConfigPoolStatus, stuck []Stalled, threshold t
 		}
 		return
 	}
-	parts := make([]string, len(stuck))
-	for i, s := range stuck {
-		parts[i] = s.String()
-	}
 	poolcondition.Set(st, poolcondition.UpdateStalled, corev1.ConditionTrue, "NoProgress",
 		fmt.Sprintf("%s (threshold %s); see each node's agent: kubectl -n openshift-machine-config-operator get pods -o wide --field-selector spec.nodeName=NODE, then its log",
-			boundedList(parts), threshold), now)
+			boundedList(stringsOf(stuck)), threshold), now)
 }

@@ -58,11 +58,16 @@ func setUnresponsive(st *mcfgv1.MachineConfigPoolStatus, lost []Unresponsive, th
 		poolcondition.Set(st, poolcondition.NodeUnresponsive, corev1.ConditionFalse, "", "", now)
 		return
 	}
-	parts := make([]string, len(lost))
-	for i, u := range lost {
-		parts[i] = u.String()
-	}
 	poolcondition.Set(st, poolcondition.NodeUnresponsive, corev1.ConditionTrue, "NotReadyDuringUpdate",
 		fmt.Sprintf("%s (threshold %s); no further nodes of this pool are started until it is Ready again, or deleted from the cluster if it is gone for good",
-			boundedList(parts), threshold), now)
+			boundedList(stringsOf(lost)), threshold), now)
+}
+
+// stringsOf is each of xs as its String method says it.
+func stringsOf[T fmt.Stringer](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
+	}
+	return out
 }

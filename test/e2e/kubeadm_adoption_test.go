@@ -207,14 +207,14 @@ func kubeadmKubeletConfig(t *testing.T, ctx context.Context, cl *clustertest.Clu
 // by the mirror on this host.
 func kubeadmImageMirror(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
 	t.Run("an image mirror is used by a real pull, no reboot or drain", func(t *testing.T) {
-		mirror := startImageMirror(t, "mco/pause")
+		mirror := startImageMirror(t, cl, "mco/pause")
 		before := poolTarget(t, ctx, cl, protocol.WorkerPool)
 		boots := map[string]int{}
 		for _, m := range kubeadmWorkers {
 			boots[m] = cl.Boots(t, m)
 		}
 		// The source is a loopback address where nothing listens: were the mirror not used,
-		// containerd's fallback to the source would be refused on this host, and no name
+		// containerd's fallback to the source would be refused in the machine, and no name
 		// lookup or packet for it could leave it (a name like example.invalid would be asked
 		// of the host's resolver).
 		const sourceHost = "127.0.0.9:9"

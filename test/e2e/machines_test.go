@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -338,6 +339,25 @@ func TestRealMachines(t *testing.T) {
 	if t.Run("README's monitoring applies to the install, with the Prometheus Operator's CRDs", func(t *testing.T) { readmeMonitoring(t, ctx, cl, readme) }) {
 		t.Run("metrics answer only an allowed token, from a pod's network", func(t *testing.T) { metricsNeedAToken(t, ctx, cl) })
 	}
+
+	// Last, after everything above made the controller and the server work: their RBAC, as
+	// installed, covered every call they made. The rules tests list the calls the code makes by
+	// hand; a call they missed shows here (the controller's MachineConfigNode reads once did).
+	t.Run("the controller and the server were never refused by RBAC", func(t *testing.T) {
+		kubectl := testenv.RequireTool(t, "kubectl")
+		for _, workload := range []string{"deployment/mco-controller", "daemonset/mco-server"} {
+			logs, err := clustertest.Run(ctx, kubectl, "--kubeconfig", filepath.Join(cl.Dir, "kubeconfig"),
+				"logs", "-n", devcluster.ServerNamespace, workload)
+			if err != nil {
+				t.Fatalf("kubectl logs %s: %v", workload, err)
+			}
+			for _, line := range strings.Split(string(logs), "\n") {
+				if strings.Contains(line, " is forbidden: ") {
+					t.Errorf("%s was refused: %.400s", workload, line)
+				}
+			}
+		}
+	})
 }
 
 // newImage is the second dev OS image the machines rebase to.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -13,13 +14,16 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
 	"github.com/mco-dev/mco/internal/dev/image"
 	"github.com/mco-dev/mco/internal/testenv"
+	"github.com/mco-dev/mco/test/clustertest"
 )
 
-// imageMirror is a registry on this host's loopback (the dev machines share its network
-// namespace, so their containerd reaches it; nothing else can) holding one image the test
-// built, and counting the manifest requests it answers for it.
+// imageMirror is a registry on this host's address for the dev cluster's machines (their
+// containerd reaches it through their network card; the address is the host's own, on the
+// cluster's bridge, so nothing outside this host can) holding one image the test built, and
+// counting the manifest requests it answers for it.
 type imageMirror struct {
 	// Host is host:port of the registry.
 	Host string
@@ -34,16 +38,27 @@ func (m *imageMirror) ManifestGets() int { return int(m.manifestGets.Load()) }
 // startImageMirror serves a registry holding, under repo, the pod sandbox program (make tools'
 // pause) as an image of its own: a config label makes its digest differ from the pause image
 // every machine has preloaded, so containerd cannot find it anywhere but in a registry.
-func startImageMirror(t *testing.T, repo string) *imageMirror {
+func startImageMirror(t *testing.T, cl *clustertest.Cluster, repo string) *imageMirror {
 	t.Helper()
 	m := &imageMirror{Repo: repo}
 	reg := registry.New()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v2/"+repo+"/manifests/") && r.Method != http.MethodPut {
 			m.manifestGets.Add(1)
 		}
 		reg.ServeHTTP(w, r)
 	}))
+	st, err := devcluster.LoadState(cl.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(st.Network().HostAddr().String(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
 	t.Cleanup(srv.Close)
 	m.Host = strings.TrimPrefix(srv.URL, "http://")
 	base, err := image.PauseImage(filepath.Join(testenv.ToolsDir(), "pause"))

@@ -78,17 +78,7 @@ func TestNothingLeavesTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer api.Close()
-	accepted := make(chan string, 4)
-	go func() {
-		for {
-			c, err := api.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c.RemoteAddr().String()
-			c.Close()
-		}
-	}()
+	accepted := clients(api)
 
 	counter := countLeaks(t, l, out)
 	m0, m1 := makeMachine(t, l, 0), makeMachine(t, l, 1)
@@ -337,6 +327,12 @@ func listenIn(t *testing.T, ns string, addr netip.AddrPort) <-chan string {
 		t.Fatalf("listening on %s in %s: %v", addr, ns, err)
 	}
 	t.Cleanup(func() { l.Close() })
+	return clients(l)
+}
+
+// clients accepts connections on l until it is closed, closes each, and sends its client's
+// address.
+func clients(l net.Listener) <-chan string {
 	from := make(chan string, 8)
 	go func() {
 		for {
