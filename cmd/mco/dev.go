@@ -152,7 +152,7 @@ Needs root (namespaces, loop mounts).`,
 			return w.Flush()
 		},
 	}
-	dev.AddCommand(up, join, down, status, newDevExecCommand(&dir), newDevPowerLossCommand(&dir), newDevImageCommand(&dir), newDevLoadImageCommand(&dir), newDevUpgradeCommand(&dir), newDevMachineCommand(), newPlatformFactsCommand())
+	dev.AddCommand(up, join, down, status, newDevExecCommand(&dir), newDevPowerLossCommand(&dir), newDevCutOffCommand(&dir), newDevServerDownCommand(&dir), newDevImageCommand(&dir), newDevLoadImageCommand(&dir), newDevUpgradeCommand(&dir), newDevMachineCommand(), newPlatformFactsCommand())
 	return dev
 }
 
