@@ -21,8 +21,8 @@ type kubeletTarget func() (url string, check bool)
 func fixedKubelet(url string) kubeletTarget { return func() (string, bool) { return url, true } }
 
 // runningKubelet checks where the running kubelet's own configuration says it serves healthz
-// (a KubeletConfig may change it, and a host whose machines share one network namespace gives
-// each kubelet its own address), and the default while no kubelet runs or its configuration
+// (a KubeletConfig may change it, and a kubelet may listen on its node's address alone, as the
+// dev machines' do), and the default while no kubelet runs or its configuration
 // cannot be read. A kubelet that serves no healthz is not checked.
 func runningKubelet(procDir string, log *slog.Logger) kubeletTarget {
 	said := ""

@@ -67,9 +67,9 @@ func (e Endpoint) TLSConfig() (cfg *tls.Config, selfSigned bool, err error) {
 }
 
 // WithHost is address with its host replaced by host (an IPv6 address without brackets, as the
-// downward API gives a node's), for --metrics-bind-host: on hosts that run several nodes (the dev
-// cluster's machines share one network namespace) each binds its own node's address, where a
-// wildcard bind would take the port from every other. An empty host keeps address.
+// downward API gives a node's), for --metrics-bind-host: each binds its own node's address, not
+// the host's other networks, and where one network namespace holds several nodes a wildcard bind
+// would take the port from every other. An empty host keeps address.
 func WithHost(address, host string) (string, error) {
 	if host == "" {
 		return address, nil
