@@ -97,8 +97,8 @@ func (s *suite) working(ctx context.Context) string {
 // the server comes back 30-60 s later (drawn from the seed). Both machines' Ignition must have
 // retried until then, joined, and come up Done on the pool's config, each fetching its config
 // from its own address (the server's log) without ever being refused by the per-address rate
-// limit. The suite then goes back to its size: the extra machines are powered off and their
-// Nodes deleted, as a scale-down does.
+// limit; a refusal of one of them is audited with its address. The suite then goes back to its
+// size: the extra machines are powered off and their Nodes deleted, as a scale-down does.
 func (s *suite) serverDownJoin(t *testing.T, ctx context.Context, r *round) {
 	if err := devcluster.ServerDown(s.cl.Dir, true); err != nil {
 		t.Fatal(err)
@@ -163,6 +163,38 @@ func (s *suite) serverDownJoin(t *testing.T, ctx context.Context, r *round) {
 		if refused > 0 {
 			t.Errorf("the server rate-limited %s (%s) %d times while it retried", name, addr, refused)
 		}
+	}
+
+	// A refusal is audited with the address of the machine that asked: from the first joined
+	// machine, a config request with a made-up token through api-int.
+	asker := names[0]
+	addr, err := s.nodeAddress(ctx, asker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := devcluster.LoadState(s.cl.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := s.cl.Output(ctx, asker, "curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}",
+		"-H", "Authorization: Bearer made-up", "https://"+st.ServerHost()+"/config/worker")
+	if err != nil || strings.TrimSpace(code) != "403" {
+		t.Fatalf("from %s, a config request with a made-up token: %q %v, want 403", asker, code, err)
+	}
+	if err := clustertest.WaitFor(ctx, 30*time.Second, func() bool {
+		logs, err := clustertest.Run(ctx, testenv.RequireTool(t, "kubectl"), "--kubeconfig", filepath.Join(s.cl.Dir, "kubeconfig"),
+			"logs", "-n", devcluster.ServerNamespace, "daemonset/mco-server", "--since=1m")
+		if err != nil {
+			return false
+		}
+		for _, line := range strings.Split(string(logs), "\n") {
+			if strings.Contains(line, `"audit":true`) && strings.Contains(line, `"client":"`+addr+`:`) {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Errorf("the server's audit log has no refusal from %s's address %s: %v", asker, addr, err)
 	}
 
 	// Back to the suite's size, as a scale-down.
