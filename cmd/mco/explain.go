@@ -20,7 +20,7 @@ import (
 
 func newExplainCommand() *cobra.Command {
 	var kubeconfig, output string
-	var threshold time.Duration
+	var threshold, stallThreshold time.Duration
 	cmd := &cobra.Command{
 		Use:   "explain node/NAME | mcp/NAME",
 		Short: "Say in plain words what a node or pool is doing, why it is stuck or degraded, what mco does next and what you can do",
@@ -59,6 +59,7 @@ the same for programs.`,
 			if err != nil {
 				return err
 			}
+			snap.StallThreshold = stallThreshold
 			var x explain.Explanation
 			if isNode {
 				x, err = explain.Node(snap, node)
@@ -78,6 +79,7 @@ the same for programs.`,
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().DurationVar(&stallThreshold, "update-stall-threshold", rollout.DefaultStallThreshold, "the controller's --update-stall-threshold: how long a Ready node may take to finish moving to the config it was given before it counts as stalled")
 	cmd.Flags().DurationVar(&threshold, "node-not-ready-threshold", rollout.DefaultNotReadyThreshold, "the controller's --node-not-ready-threshold: how long an updating node may be NotReady before it counts as not back")
 	return cmd
 }

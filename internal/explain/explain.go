@@ -26,6 +26,8 @@ type Cluster struct {
 	Policies []rolloutv1.MachineConfigPoolRollout
 	// NotReadyThreshold is the node controller's --node-not-ready-threshold; 0 means its default.
 	NotReadyThreshold time.Duration
+	// StallThreshold is the node controller's --update-stall-threshold; 0 means its default.
+	StallThreshold time.Duration
 	// NodePods are the pods on a draining node and the PodDisruptionBudgets of their namespaces,
 	// what its drain waits for; empty (Node "") when not read: a pool, a node not draining, a
 	// diagnose bundle.
@@ -68,6 +70,13 @@ func (c Cluster) threshold() time.Duration {
 		return c.NotReadyThreshold
 	}
 	return rollout.DefaultNotReadyThreshold
+}
+
+func (c Cluster) stallThreshold() time.Duration {
+	if c.StallThreshold > 0 {
+		return c.StallThreshold
+	}
+	return rollout.DefaultStallThreshold
 }
 
 func (c Cluster) node(name string) *corev1.Node {

@@ -145,14 +145,10 @@ func TestNode(t *testing.T) {
 		node: workerNode("w1", oldConfig, newConfig),
 		want: want{summary: []string{"queued for rendered-worker-new"}, youCan: []string{"journalctl -u mco-daemon"}},
 	}, {
-		name: "queued long ago: the pool reports it stalled",
+		name: "queued long ago: stalled",
 		node: workerNode("w1", oldConfig, newConfig, rolloutv1.TargetedAnnotation, protocol.Targeted(newConfig, now.Add(-time.Hour))),
-		pool: func(p *mcfgv1.MachineConfigPool) {
-			poolcondition.Set(&p.Status, poolcondition.UpdateStalled, corev1.ConditionTrue, "NoProgress",
-				"Node w1 was given "+newConfig+" at 2026-11-23T11:00:00Z and has not finished moving to it (its agent reports Done on "+oldConfig+")", metav1.NewTime(now))
-		},
 		want: want{summary: []string{"queued for rendered-worker-new"},
-			why:    []string{"mcp/worker reports it stalled (UpdateStalled): it was given rendered-worker-new at 2026-11-23T11:00:00Z (1h0m ago)"},
+			why:    []string{"stalled (mcp/worker reports it UpdateStalled): it was given rendered-worker-new at 2026-11-23T11:00:00Z (1h0m ago, past the 30m0s threshold)"},
 			youCan: []string{"--field-selector spec.nodeName=w1"}},
 	}, {
 		name: "uncordoning after the update",
@@ -278,18 +274,19 @@ func TestNode(t *testing.T) {
 	}
 }
 
-// The pool's UpdateStalled names another node (w10): not w1's reason.
-func TestNodeStalledIsNodeOwn(t *testing.T) {
+// Whether a node is stalled is read off the node, against the controller's threshold: 10 minutes
+// after its target it is not, unless the controller's --update-stall-threshold is shorter.
+func TestNodeStalledByItsOwnTarget(t *testing.T) {
 	pool := workerPool(t, newConfig)
-	poolcondition.Set(&pool.Status, poolcondition.UpdateStalled, corev1.ConditionTrue, "NoProgress",
-		"Node w10 was given "+newConfig+" at 2026-11-23T11:00:00Z and has not finished moving to it", metav1.NewTime(now))
-	n := workerNode("w1", oldConfig, newConfig, rolloutv1.TargetedAnnotation, protocol.Targeted(newConfig, now.Add(-time.Hour)))
-	x, err := Node(Cluster{Now: now, Pools: []mcfgv1.MachineConfigPool{pool}, Nodes: []corev1.Node{n}}, "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if why := strings.Join(x.Why, "\n"); strings.Contains(why, "UpdateStalled") {
-		t.Errorf("w1 explained by w10's stall: %s", why)
+	n := workerNode("w1", oldConfig, newConfig, rolloutv1.TargetedAnnotation, protocol.Targeted(newConfig, now.Add(-10*time.Minute)))
+	for threshold, want := range map[time.Duration]bool{0: false, 5 * time.Minute: true} {
+		x, err := Node(Cluster{Now: now, Pools: []mcfgv1.MachineConfigPool{pool}, Nodes: []corev1.Node{n}, StallThreshold: threshold}, "w1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(strings.Join(x.Why, "\n"), "UpdateStalled"); got != want {
+			t.Errorf("threshold %s: explained as stalled %v, want %v: %q", threshold, got, want, x.Why)
+		}
 	}
 }
 

@@ -10,9 +10,7 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	rolloutv1 "github.com/mco-dev/mco/api/rollout/v1alpha1"
 	"github.com/mco-dev/mco/internal/eviction"
-	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/rollout"
 	"github.com/mco-dev/mco/internal/statusview"
@@ -185,18 +183,16 @@ func (e nodeExplainer) explain(x *Explanation) {
 	}
 }
 
-// stalled adds, for a node its pool reports stalled (UpdateStalled), when it was given its
-// target and where to look: the pool has nothing else to say about it.
+// stalled adds, for a node stalled on its update (rollout.StallOf, as its pool's UpdateStalled
+// reports it), when it was given its target and where to look: the pool has nothing else to
+// say about it.
 func (e nodeExplainer) stalled(x *Explanation) {
-	cond := poolcondition.Get(&e.pool.Status, poolcondition.UpdateStalled)
-	if cond == nil || cond.Status != corev1.ConditionTrue || !strings.Contains(cond.Message, "Node "+e.n.Name+" was given ") {
+	s, ok, _ := rollout.StallOf(e.n, e.c.stallThreshold(), e.c.Now)
+	if !ok {
 		return
 	}
-	why := fmt.Sprintf("mcp/%s reports it stalled (UpdateStalled)", e.pool.Name)
-	if config, at, ok := protocol.ParseTargeted(e.annotation(rolloutv1.TargetedAnnotation)); ok {
-		why += fmt.Sprintf(": it was given %s at %s (%s ago) and has not finished moving to it", config, stamp(at), age(e.c.Now.Sub(at)))
-	}
-	x.Why = append(x.Why, why)
+	x.Why = append(x.Why, fmt.Sprintf("stalled (mcp/%s reports it UpdateStalled): it was given %s at %s (%s ago, past the %s threshold) and has not finished moving to it",
+		e.pool.Name, s.Config, stamp(s.Since), age(e.c.Now.Sub(s.Since)), e.c.stallThreshold()))
 	x.YouCan = append(x.YouCan, fmt.Sprintf("check the node's agent: `kubectl -n openshift-machine-config-operator get pods -o wide --field-selector spec.nodeName=%s`, then that pod's log", e.n.Name))
 }
 

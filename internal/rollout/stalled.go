@@ -42,29 +42,39 @@ func (s Stalled) String() string {
 	return fmt.Sprintf("Node %s was given %s at %s and has not finished moving to it (%s)", s.Node, s.Config, s.Since.UTC().Format(time.RFC3339), why)
 }
 
-// stalled finds the Ready nodes updating to the target they were given (TargetedAnnotation) for
-// at least threshold, by name, and how long until the next one crosses it (0 when none is on its
-// way). Nodes reported otherwise are left out: NotReady (unresponsive), degraded, or with a
-// drain blocked by a budget.
+// StallOf says whether n has been updating to the target it was given (TargetedAnnotation) for
+// at least threshold; when it has not crossed it yet, left is how long until it does (0 for a
+// node that is not on its way: not updating, or reported otherwise, NotReady (unresponsive),
+// degraded, or with a drain blocked by a budget). The pool's UpdateStalled and `mco explain`
+// both ask it.
+func StallOf(n *corev1.Node, threshold time.Duration, now time.Time) (s Stalled, stalled bool, left time.Duration) {
+	c := configOf(n)
+	if !updating(n, c) || !Healthy(n) || c.degraded() || n.Annotations[protocol.DrainBlockedAnnotation] != "" {
+		return Stalled{}, false, 0
+	}
+	config, since, ok := protocol.ParseTargeted(n.Annotations[rolloutv1.TargetedAnnotation])
+	if !ok || config != c.desired {
+		return Stalled{}, false, 0
+	}
+	if left := since.Add(threshold).Sub(now); left > 0 {
+		return Stalled{}, false, left
+	}
+	return Stalled{Node: n.Name, Config: config, Since: since, State: string(c.state), Current: c.current}, true, 0
+}
+
+// stalled finds the nodes StallOf names, by name, and how long until the next one crosses the
+// threshold (0 when none is on its way).
 func stalled(nodes []*corev1.Node, threshold time.Duration, now time.Time) ([]Stalled, time.Duration) {
 	var out []Stalled
 	var recheck time.Duration
 	for _, n := range nodes {
-		c := configOf(n)
-		if !updating(n, c) || !Healthy(n) || c.degraded() || n.Annotations[protocol.DrainBlockedAnnotation] != "" {
-			continue
+		s, ok, left := StallOf(n, threshold, now)
+		switch {
+		case ok:
+			out = append(out, s)
+		case left > 0 && (recheck == 0 || left < recheck):
+			recheck = left
 		}
-		config, since, ok := protocol.ParseTargeted(n.Annotations[rolloutv1.TargetedAnnotation])
-		if !ok || config != c.desired {
-			continue
-		}
-		if left := since.Add(threshold).Sub(now); left > 0 {
-			if recheck == 0 || left < recheck {
-				recheck = left
-			}
-			continue
-		}
-		out = append(out, Stalled{Node: n.Name, Config: config, Since: since, State: string(c.state), Current: c.current})
 	}
 	slices.SortFunc(out, func(a, b Stalled) int { return strings.Compare(a.Node, b.Node) })
 	return out, recheck

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -22,8 +23,8 @@ import (
 
 // imageMirror is a registry on this host's address for the dev cluster's machines (their
 // containerd reaches it through their network card; the address is the host's own, on the
-// cluster's bridge, so nothing outside this host can) holding one image the test built, and
-// counting the manifest requests it answers for it.
+// cluster's bridge, so nothing outside this host can), answering those machines only, holding
+// one image the test built, and counting the manifest requests it answers for it.
 type imageMirror struct {
 	// Host is host:port of the registry.
 	Host string
@@ -42,17 +43,35 @@ func startImageMirror(t *testing.T, cl *clustertest.Cluster, repo string) *image
 	t.Helper()
 	m := &imageMirror{Repo: repo}
 	reg := registry.New()
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v2/"+repo+"/manifests/") && r.Method != http.MethodPut {
-			m.manifestGets.Add(1)
-		}
-		reg.ServeHTTP(w, r)
-	}))
 	st, err := devcluster.LoadState(cl.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort(st.Network().HostAddr().String(), "0"))
+	layout := st.Network()
+	// It has no credentials, so it answers by address: the test's own push from this host until
+	// the image is in, then reads only, and only from the cluster's machines (their node
+	// addresses: a pod, from the pod range, is refused).
+	var sealed atomic.Bool
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		client, err := netip.ParseAddrPort(r.RemoteAddr)
+		read := r.Method == http.MethodGet || r.Method == http.MethodHead
+		switch {
+		case err != nil:
+			http.Error(w, "no client address", http.StatusForbidden)
+			return
+		case !read && (sealed.Load() || client.Addr() != layout.HostAddr()):
+			http.Error(w, "the test mirror takes no pushes", http.StatusForbidden)
+			return
+		case read && sealed.Load() && (!layout.NodeNet.Contains(client.Addr()) || client.Addr() == layout.HostAddr()):
+			http.Error(w, "the test mirror serves the cluster's machines only", http.StatusForbidden)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/v2/"+repo+"/manifests/") && read {
+			m.manifestGets.Add(1)
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	l, err := net.Listen("tcp", net.JoinHostPort(layout.HostAddr().String(), "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +106,14 @@ func startImageMirror(t *testing.T, cl *clustertest.Cluster, repo string) *image
 		t.Fatal(err)
 	}
 	m.Digest = d.String()
+	sealed.Store(true)
 	m.manifestGets.Store(0) // the push's own requests do not count
+	// Sealed: this host may no longer push, nor read (it is not one of the machines).
+	if err := remote.Write(ref, img); err == nil {
+		t.Fatal("the sealed mirror took a push")
+	}
+	if _, err := remote.Head(ref); err == nil {
+		t.Fatal("the sealed mirror answered a client that is not one of the cluster's machines")
+	}
 	return m
 }

@@ -138,9 +138,15 @@ func (l Layout) APIIntCommands(target netip.AddrPort) []Command {
 
 // TeardownCommands remove what SetupCommands made, and the links named in links (the
 // machines' cards' host ends, which a machine's end takes with it, and pod bridges a machine
-// sharing the host's network made: they would outlive it).
+// sharing the host's network made: they would outlive it). The links go first: a machine still
+// running (its supervisor killed) is cut off before the rules that keep its packets on this
+// host are gone, never left with the host's default route open to it.
 func (l Layout) TeardownCommands(links []string) []Command {
-	cmds := l.jumps("-D")
+	var cmds []Command
+	for _, b := range links {
+		cmds = append(cmds, ip(notThere, "link", "del", b))
+	}
+	cmds = append(cmds, l.jumps("-D")...)
 	for _, c := range []string{l.servicesChain(), l.apiIntChain(), l.hairpinChain()} {
 		cmds = append(cmds, iptables(notThere, "-t", "nat", "-F", c), iptables(notThere, "-t", "nat", "-X", c))
 	}
@@ -150,10 +156,7 @@ func (l Layout) TeardownCommands(links []string) []Command {
 	for _, p := range []string{l.NodeNet.String(), l.Services.String(), l.Pods.String()} {
 		cmds = append(cmds, ip(notThere, "route", "del", "blackhole", p))
 	}
-	for _, b := range append(links, l.HostBridge) {
-		cmds = append(cmds, ip(notThere, "link", "del", b))
-	}
-	return cmds
+	return append(cmds, ip(notThere, "link", "del", l.HostBridge))
 }
 
 // CutOffCommands cut machine i off the network (cut), as a pulled cable or a failed switch port

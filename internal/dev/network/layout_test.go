@@ -2,6 +2,7 @@ package network
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -178,5 +179,28 @@ func TestMachineLinks(t *testing.T) {
 	}
 	if err := Slot(Slots - 1).Validate(); err != nil {
 		t.Errorf("the last slot's names must fit: %v", err)
+	}
+}
+
+// Teardown removes the machines' links before any rule or route that keeps their packets on this
+// host: a machine still running must never meet the host's default route.
+func TestTeardownCutsMachinesOffFirst(t *testing.T) {
+	l := Default()
+	cmds := l.TeardownCommands([]string{l.MachineLink(0), l.MachineLink(1)})
+	firstRule := -1
+	for i, c := range cmds {
+		if c.Args[0] == "iptables" || slices.Contains(c.Args, "route") {
+			firstRule = i
+			break
+		}
+	}
+	lastLink := -1
+	for i, c := range cmds {
+		if slices.Contains(c.Args, "link") && (slices.Contains(c.Args, l.MachineLink(0)) || slices.Contains(c.Args, l.MachineLink(1))) {
+			lastLink = i
+		}
+	}
+	if lastLink < 0 || firstRule < 0 || lastLink > firstRule {
+		t.Errorf("machine links deleted at %d, first rule or route removed at %d: %q", lastLink, firstRule, cmds)
 	}
 }
