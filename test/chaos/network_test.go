@@ -150,7 +150,10 @@ func (s *suite) serverDownJoin(t *testing.T, ctx context.Context, r *round) {
 			switch {
 			case strings.Contains(line, `"msg":"served config"`) && strings.Contains(line, `"code":200`):
 				served++
-				if at := logTime(line); !at.IsZero() && at.Before(back.Add(-time.Second)) {
+				switch at := logTime(line); {
+				case at.IsZero():
+					t.Errorf("the server's log line has no time to check against the outage: %s", line)
+				case at.Before(back.Add(-time.Second)):
 					t.Errorf("%s was served at %s, while the server was unreachable (until %s): %s", name, at, back, line)
 				}
 			case strings.Contains(line, "rate limited"):
