@@ -10,18 +10,11 @@ import (
 	"strings"
 )
 
-// DefaultTable is the nftables table (family inet) a node's chains live in: one pair of chains
-// per node, so a host shared by several nodes of a cluster (the dev cluster's machines) keeps
-// each node's rules apart. A host that runs nodes of several clusters (dev clusters on their
-// network slots) gives each cluster a table of its own: node names repeat across clusters.
+// DefaultTable is the nftables table (family inet) the nodes' chains live in: one chain per
+// node, so a network namespace shared by several nodes of a cluster keeps each node's rules
+// apart. Where one namespace holds nodes of several clusters, each cluster needs a table of its
+// own (--server-guard-table): node names repeat across clusters.
 const DefaultTable = "mco-server-guard"
-
-// The node's chain is on the prerouting hook, which sees every packet that reaches this host from elsewhere (a pod's veth, another
-// machine) before any address translation: a pod's connection is refused whether it is to an
-// address of this node, to another machine, or to an address the node translates (api-int
-// through a DNAT, a Service). After a DNAT, a reset sent from the input hook never reached the
-// pod (the connection's reverse translation was not set up yet; seen on the dev cluster's
-// api-int): the refusal has to come first.
 
 // Rule rejects TCP from Network to Port.
 type Rule struct {
@@ -44,6 +37,13 @@ const maxChainName = 255
 
 // ChainName is the name of node's chain: "prerouting-" and the node's name, or a prefix of it
 // and a digest of the whole when that is longer than the kernel takes.
+//
+// The chain is on the prerouting hook, which sees every packet that reaches this host from
+// elsewhere (a pod's veth, another machine) before any address translation: a pod's connection
+// is refused whether it is to an address of this node, to another machine, or to an address the
+// node translates (api-int through a DNAT, a Service). After a DNAT, a reset sent from the input
+// hook never reached the pod (the connection's reverse translation was not set up yet; seen on
+// the dev cluster's api-int): the refusal has to come first.
 func ChainName(node string) string {
 	name := "prerouting-" + node
 	if len(name) <= maxChainName {
