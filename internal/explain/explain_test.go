@@ -148,7 +148,7 @@ func TestNode(t *testing.T) {
 		name: "queued long ago: stalled",
 		node: workerNode("w1", oldConfig, newConfig, rolloutv1.TargetedAnnotation, protocol.Targeted(newConfig, now.Add(-time.Hour))),
 		want: want{summary: []string{"queued for rendered-worker-new"},
-			why:    []string{"stalled (mcp/worker reports it UpdateStalled): it was given rendered-worker-new at 2026-11-23T11:00:00Z (1h0m ago, past the 30m0s threshold)"},
+			why:    []string{"stalled: it was given rendered-worker-new at 2026-11-23T11:00:00Z (1h0m ago, past the 30m0s stall threshold)", "mcp/worker names such a node in its UpdateStalled condition"},
 			youCan: []string{"--field-selector spec.nodeName=w1"}},
 	}, {
 		name: "uncordoning after the update",

@@ -191,8 +191,8 @@ func (e nodeExplainer) stalled(x *Explanation) {
 	if !ok {
 		return
 	}
-	x.Why = append(x.Why, fmt.Sprintf("stalled (mcp/%s reports it UpdateStalled): it was given %s at %s (%s ago, past the %s threshold) and has not finished moving to it",
-		e.pool.Name, s.Config, stamp(s.Since), age(e.c.Now.Sub(s.Since)), e.c.stallThreshold()))
+	x.Why = append(x.Why, fmt.Sprintf("stalled: it was given %s at %s (%s ago, past the %s stall threshold) and has not finished moving to it; mcp/%s names such a node in its UpdateStalled condition",
+		s.Config, stamp(s.Since), age(e.c.Now.Sub(s.Since)), e.c.stallThreshold(), e.pool.Name))
 	x.YouCan = append(x.YouCan, fmt.Sprintf("check the node's agent: `kubectl -n openshift-machine-config-operator get pods -o wide --field-selector spec.nodeName=%s`, then that pod's log", e.n.Name))
 }
 
