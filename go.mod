@@ -63,6 +63,7 @@ require (
 	go.uber.org/atomic v1.11.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
 	google.golang.org/grpc v1.79.3 // indirect
+	k8s.io/cri-api v0.36.3 // indirect
 )
 
 require (

@@ -11,11 +11,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/mco-dev/mco/internal/clientconfig"
 	"github.com/mco-dev/mco/internal/daemon"
 	"github.com/mco-dev/mco/internal/daemon/bootguard"
 	"github.com/mco-dev/mco/internal/metricsauth"
+	"github.com/mco-dev/mco/internal/pinnedimages"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/internal/serverguard"
 )
@@ -73,9 +75,36 @@ In a pod the host root is mounted and given as --root /rootfs.`,
 	f.StringVar(&podNetworks, "pod-networks", os.Getenv("POD_NETWORKS"), "CIDRs of the pods' addresses, comma-separated (default $POD_NETWORKS; empty: the Node's spec.podCIDRs)")
 	f.StringVar(&opts.Guard.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "namespace of the agent's DaemonSet (default $POD_NAMESPACE): when it goes, the server guard goes too")
 	f.StringVar(&opts.Guard.DaemonSet, "daemonset", "mco-daemon", "name of the agent's DaemonSet: when it goes, the server guard goes too")
+	opts.PinnedImagesMinFree = pinnedimages.DefaultMinFree.DeepCopy()
+	f.Var(&quantityFlag{&opts.PinnedImagesMinFree}, "pinned-images-min-free",
+		"ephemeral storage (a Kubernetes quantity) that must stay free after pulling a PinnedImageSet's images; a set that would leave less is refused before any pull (OpenShift's 16Gi)")
 	cmd.AddCommand(newDaemonRevertCommand(), newDaemonRecoverCommand(), newDaemonFirstBootCommand(), newDaemonBootGuardCommand())
 	return cmd
 }
+
+// quantityFlag is a resource.Quantity as a flag ("16Gi", "500M").
+type quantityFlag struct{ q *resource.Quantity }
+
+func (f *quantityFlag) String() string {
+	if f.q == nil {
+		return ""
+	}
+	return f.q.String()
+}
+
+func (f *quantityFlag) Set(s string) error {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return err
+	}
+	if q.Sign() < 0 {
+		return fmt.Errorf("%s is negative", s)
+	}
+	*f.q = q
+	return nil
+}
+
+func (f *quantityFlag) Type() string { return "quantity" }
 
 func newDaemonRevertCommand() *cobra.Command {
 	var root string

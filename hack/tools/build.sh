@@ -36,5 +36,13 @@ CGO_ENABLED=0 go build -trimpath -o "$out/etcd" ./etcd
 # The pod sandbox's process (internal/dev/image.WritePause makes it the pause image): static, so the
 # image needs nothing else.
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/pause" ./pause
+# The dev machines' container runtime (its own module, ./containerd): containerd, its runc shim and
+# ctr, static, told their version as containerd's own build does (the kubelet reports it on the
+# Node, and the agent reads it to decide whether images can be pinned). no_btrfs: no cgo headers.
+ctrd_version=$(cd containerd && go list -m -f '{{.Version}}' github.com/containerd/containerd/v2)
+(cd containerd && CGO_ENABLED=0 go build -trimpath -tags no_btrfs \
+  -ldflags "-X github.com/containerd/containerd/v2/version.Version=${ctrd_version#v}" -o "$out/" \
+  github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+  github.com/containerd/containerd/v2/cmd/ctr)
 CGO_ENABLED=1 go build -trimpath -ldflags "$ign_ldflags" -o "$out/ignition" github.com/coreos/ignition/v2/internal
 CGO_ENABLED=1 go build -trimpath -ldflags "$ign_ldflags" -o "$out/ignition-validate" github.com/coreos/ignition/v2/validate

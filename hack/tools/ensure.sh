@@ -33,9 +33,9 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 out="$here/../../bin/tools"
 "$here/crds.sh" "$out"
-pins=$(cd "$here" && { cat go.mod go.sum build.sh ./*/main.go; go version; } | sha256sum | cut -d' ' -f1)
+pins=$(cd "$here" && { cat go.mod go.sum build.sh ./*/main.go containerd/go.mod containerd/go.sum; go version; } | sha256sum | cut -d' ' -f1)
 missing=0
-for bin in kube-apiserver kubectl kubelet kube-controller-manager kube-scheduler etcd pause ignition ignition-validate; do
+for bin in kube-apiserver kubectl kubelet kube-controller-manager kube-scheduler etcd pause ignition ignition-validate containerd containerd-shim-runc-v2 ctr; do
   [ -x "$out/$bin" ] || missing=1
 done
 if [ "$missing" = 0 ] && [ "$(cat "$out/.pins" 2>/dev/null)" = "$pins" ]; then
@@ -51,6 +51,6 @@ if ! [ -f /usr/include/blkid/blkid.h ]; then
     exit 1
   fi
 fi
-echo "building tools into bin/tools (kube-apiserver, kubectl, kubelet, kube-controller-manager, kube-scheduler, etcd, pause, ignition): 10 to 15 minutes on a cold cache"
+echo "building tools into bin/tools (kube-apiserver, kubectl, kubelet, kube-controller-manager, kube-scheduler, etcd, pause, ignition, containerd): 10 to 15 minutes on a cold cache"
 "$here/build.sh" "$out"
 echo "$pins" > "$out/.pins"

@@ -25,6 +25,7 @@ import (
 	kubeletconfigcontroller "github.com/mco-dev/mco/internal/controller/kubeletconfig"
 	machineconfignodecontroller "github.com/mco-dev/mco/internal/controller/machineconfignode"
 	nodecontroller "github.com/mco-dev/mco/internal/controller/node"
+	pinnedimagesetcontroller "github.com/mco-dev/mco/internal/controller/pinnedimageset"
 	registriescontroller "github.com/mco-dev/mco/internal/controller/registries"
 	rendercontroller "github.com/mco-dev/mco/internal/controller/render"
 	servertokencontroller "github.com/mco-dev/mco/internal/controller/servertoken"
@@ -145,6 +146,10 @@ func NewManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := (&unpauseplancontroller.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("unpause plan controller: %w", err)
+	}
+	pis := &pinnedimagesetcontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("mco-pinnedimageset-controller")}
+	if err := pis.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("pinnedimageset controller: %w", err)
 	}
 	mcn := &machineconfignodecontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("mco-machineconfignode-controller")}
 	if err := mcn.SetupWithManager(mgr); err != nil {

@@ -8,16 +8,19 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/failpoint"
 	"github.com/mco-dev/mco/internal/daemon/hostlayout"
+	"github.com/mco-dev/mco/internal/daemon/imagepin"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/reboot"
 	"github.com/mco-dev/mco/internal/daemon/runningkubelet"
 	"github.com/mco-dev/mco/internal/daemon/systemd"
+	"github.com/mco-dev/mco/internal/pinnedimages"
 	"github.com/mco-dev/mco/internal/version"
 )
 
@@ -58,6 +61,9 @@ type Options struct {
 	GuardBinary string
 	// Guard keeps the node's pods off the Machine Config Server's ports.
 	Guard GuardOptions
+	// PinnedImagesMinFree is the ephemeral storage that must stay free after pulling a
+	// PinnedImageSet's images (default pinnedimages.DefaultMinFree, OpenShift's 16Gi).
+	PinnedImagesMinFree resource.Quantity
 	Log   *slog.Logger
 }
 
@@ -92,6 +98,9 @@ func (o *Options) defaults(root *noderoot.Root) {
 	if o.GuardBinary == "" {
 		o.GuardBinary = "/proc/self/exe"
 	}
+	if o.PinnedImagesMinFree.IsZero() {
+		o.PinnedImagesMinFree = pinnedimages.DefaultMinFree
+	}
 }
 
 // Agent is one node's agent. Its fields are the collaborators; what it learns while running
@@ -108,6 +117,9 @@ type Agent struct {
 	// guardDigest is the SHA-256 of GuardBinary, read once: the binary a process runs does
 	// not change, and it is tens of megabytes to hash before every rebooting update.
 	guardDigest []byte
+	// pinner and pinnedConds are the PinnedImageSets' (pinImages); pinner is its goroutine's.
+	pinner      *imagepin.Manager
+	pinnedConds pinnedConditions
 }
 
 // Run starts the agent and blocks until ctx ends.
@@ -167,6 +179,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	a.reportRecovery(rec)
 	go a.guardServer(ctx)
 	go a.watchForceFile(ctx, opts.ForceFileInterval)
+	go a.pinImages(ctx, cfg)
 	return a.loop(ctx)
 }
 

@@ -111,6 +111,7 @@ func (a *Agent) publishStatus(ctx context.Context) {
 	// A second round only when the spec the write returned is the one this status reports on
 	// and is newer than what was read: the controller wrote it in between.
 	for range 2 {
+		want.Conditions = a.pinnedConds.overlay(want.Conditions)
 		want.ObservedGeneration = r.spec.observed(want)
 		if equality.Semantic.DeepEqual(want, *r.stored) {
 			break

@@ -1,17 +1,20 @@
 package e2e
 
 import (
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
@@ -28,20 +31,38 @@ import (
 type imageMirror struct {
 	// Host is host:port of the registry.
 	Host string
-	// Repo is the repository path the image is under, Digest its manifest's digest.
+	// Repo is the repository path the (first) image is under, Digest its manifest's digest;
+	// Digests has every image's, by repository.
 	Repo, Digest string
+	Digests      map[string]string
 	manifestGets atomic.Int32
+	mu           sync.Mutex
+	blobGets     map[string]int // client address → blob reads
 }
 
 // ManifestGets counts the requests for the image's manifest: proof that a pull went here.
 func (m *imageMirror) ManifestGets() int { return int(m.manifestGets.Load()) }
 
-// startImageMirror serves a registry holding, under repo, the pod sandbox program (make tools'
-// pause) as an image of its own: a config label makes its digest differ from the pause image
-// every machine has preloaded, so containerd cannot find it anywhere but in a registry.
-func startImageMirror(t *testing.T, cl *clustertest.Cluster, repo string) *imageMirror {
+// BlobGets counts the blob reads (layers and configs, of any of its images) each client address
+// made: a pull reads each blob of its image once, where resolving or sizing an image reads only
+// manifests.
+func (m *imageMirror) BlobGets() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.blobGets)
+}
+
+// Ref is repo's image by digest.
+func (m *imageMirror) Ref(repo string) string { return m.Host + "/" + repo + "@" + m.Digests[repo] }
+
+// startImageMirror serves a registry holding, under each of repos, the pod sandbox program (make
+// tools' pause) as an image of its own: a config label naming the repository makes its digest
+// differ from the pause image every machine has preloaded, and from the others, so containerd
+// cannot find it anywhere but in a registry.
+func startImageMirror(t *testing.T, cl *clustertest.Cluster, repos ...string) *imageMirror {
 	t.Helper()
-	m := &imageMirror{Repo: repo}
+	m := &imageMirror{Repo: repos[0], Digests: map[string]string{}, blobGets: map[string]int{}}
+	repo := repos[0]
 	reg := registry.New()
 	st, err := devcluster.LoadState(cl.Dir)
 	if err != nil {
@@ -69,6 +90,11 @@ func startImageMirror(t *testing.T, cl *clustertest.Cluster, repo string) *image
 		if strings.HasPrefix(r.URL.Path, "/v2/"+repo+"/manifests/") && read {
 			m.manifestGets.Add(1)
 		}
+		if strings.Contains(r.URL.Path, "/blobs/sha256:") && r.Method == http.MethodGet && sealed.Load() {
+			m.mu.Lock()
+			m.blobGets[client.Addr().String()]++
+			m.mu.Unlock()
+		}
 		reg.ServeHTTP(w, r)
 	}))
 	l, err := net.Listen("tcp", net.JoinHostPort(layout.HostAddr().String(), "0"))
@@ -88,24 +114,30 @@ func startImageMirror(t *testing.T, cl *clustertest.Cluster, repo string) *image
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg = cfg.DeepCopy()
-	cfg.Config.Labels = map[string]string{"dev.mco.e2e": "served-by-the-mirror-only"}
-	img, err := mutate.ConfigFile(base, cfg)
-	if err != nil {
-		t.Fatal(err)
+	var ref name.Reference
+	var img v1.Image
+	for i, r := range repos {
+		c := cfg.DeepCopy()
+		c.Config.Labels = map[string]string{"dev.mco.e2e": "served-by-the-mirror-only"}
+		if i > 0 {
+			c.Config.Labels["dev.mco.e2e.repo"] = r
+		}
+		if img, err = mutate.ConfigFile(base, c); err != nil {
+			t.Fatal(err)
+		}
+		if ref, err = name.ParseReference(m.Host+"/"+r+":e2e", name.Insecure); err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatalf("pushing the test image to the mirror: %v", err)
+		}
+		d, err := img.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Digests[r] = d.String()
 	}
-	ref, err := name.ParseReference(m.Host+"/"+repo+":e2e", name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img); err != nil {
-		t.Fatalf("pushing the test image to the mirror: %v", err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Digest = d.String()
+	m.Digest = m.Digests[repo]
 	sealed.Store(true)
 	m.manifestGets.Store(0) // the push's own requests do not count
 	// Sealed: this host may no longer push, nor read (it is not one of the machines).

@@ -5,13 +5,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mco-dev/mco/internal/pinnedimages"
 )
 
-// CacheByObject keeps MachineConfigNodes in the manager's cache without their status: the agent
-// writes it (every condition, in each write) and no controller reads it. This controller caches
-// their metadata alone (SetupWithManager), so nothing caches whole MachineConfigNodes today; one
-// that did would keep them small. The status, a dozen conditions with their messages, is most
-// of each object.
+// CacheByObject keeps MachineConfigNodes in the manager's cache without most of their status:
+// the agent writes it (every condition, in each write) and the controllers read only the pinned
+// image sets' part of it (the pinnedimageset controller: status.pinnedImageSets and the two
+// PinnedImageSets conditions, which stay). This controller caches their metadata alone
+// (SetupWithManager). The status, a dozen conditions with their messages, is most of each object.
 func CacheByObject() (client.Object, cache.ByObject) {
 	return &mcfgv1.MachineConfigNode{}, cache.ByObject{Transform: stripStatus}
 }
@@ -29,6 +31,6 @@ func stripStatus(obj any) (any, error) {
 		return obj, nil
 	}
 	m.ManagedFields = nil
-	m.Status = mcfgv1.MachineConfigNodeStatus{}
+	m.Status = mcfgv1.MachineConfigNodeStatus{PinnedImageSets: m.Status.PinnedImageSets, Conditions: pinnedimages.OwnConditions(m.Status.Conditions)}
 	return m, nil
 }

@@ -32,7 +32,7 @@ func NodeBinary(mco string) (string, error) {
 }
 
 // BuildNodeImage adds the dev OS image ref to the cluster in dir: the host's OS plus the node
-// build of mco beside mco (first boot, platform facts), the kubelet from the cluster's tools,
+// build of mco beside mco (first boot, platform facts), the kubelet and containerd from the cluster's tools (nodeTools),
 // and, preloaded, the pod sandbox image and mco's own image.
 func BuildNodeImage(dir, ref, mco string, st *State) error {
 	toolsDir := st.ToolsDir
@@ -40,17 +40,31 @@ func BuildNodeImage(dir, ref, mco string, st *State) error {
 	if err != nil {
 		return err
 	}
-	kubelet := filepath.Join(toolsDir, "kubelet")
-	if _, err := os.Stat(kubelet); err != nil {
-		return fmt.Errorf("the kubelet is missing (%w): run `make tools`", err)
+	files := map[string]string{machine.MCOPath: node, NodeImagesDir + "/mco.tar": st.ImageArchive}
+	for path, tool := range nodeTools {
+		files[path] = filepath.Join(toolsDir, tool)
+		if _, err := os.Stat(files[path]); err != nil {
+			return fmt.Errorf("%s is missing (%w): run `make tools`", tool, err)
+		}
 	}
 	pause, err := pauseArchive(dir, toolsDir)
 	if err != nil {
 		return err
 	}
-	return machine.BuildImageWith(ImagesDir(dir), ref, machine.Content{HostFiles: map[string]string{
-		machine.MCOPath: node, KubeletPath: kubelet, NodeImagesDir + "/pause.tar": pause, NodeImagesDir + "/mco.tar": st.ImageArchive,
-	}})
+	files[NodeImagesDir+"/pause.tar"] = pause
+	return machine.BuildImageWith(ImagesDir(dir), ref, machine.Content{HostFiles: files})
+}
+
+// nodeTools are the binaries the dev OS image takes from the cluster's tools (`make tools`), path
+// in the image → name in the tools directory: the kubelet, and containerd at the version
+// hack/tools/containerd pins over the host's package (Debian 12's containerd 1.6 cannot pin
+// images for the kubelet's image garbage collection, which PinnedImageSets need; 1.7 can). The
+// package's unit and runc stay the host's.
+var nodeTools = map[string]string{
+	KubeletPath:                        "kubelet",
+	"/usr/bin/containerd":              "containerd",
+	"/usr/bin/containerd-shim-runc-v2": "containerd-shim-runc-v2",
+	"/usr/bin/ctr":                     "ctr",
 }
 
 // MachineDir is the directory of the dev machine name.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	goruntime "runtime"
 	"strings"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -159,14 +160,45 @@ func kubeletConfFor(role string, clusterDNS netip.Addr) string {
 	return conf
 }
 
-// containerdConf is containerd's configuration in the OpenShift layout (see containerdConfFor):
-// the pods' network from the platform's CNI file.
-var containerdConf = containerdConfFor(metadata.CNIConfDir, "")
+// containerdConf is containerd's configuration in the OpenShift layout, for the containerd the
+// dev OS image carries (nodeTools: 2.x), in its own schema (version 3): the pods' network from
+// the platform's CNI file, registry hosts from ContainerdRegistryConfigPath (one directory: 2.x
+// pulls for the kubelet through its transfer service, which reads only one), the pod sandbox
+// image pinned, and, as in containerdConfFor, the native snapshotter and restrict_oom_score_adj.
+// The transfer service unpacks into the native snapshotter too: `ctr images import` (the
+// preloads, ImagesUnit) goes through it, and it refuses a snapshotter it has no platform for.
+var containerdConf = `version = 3
+root = "/var/lib/containerd"
+state = "/run/containerd"
+[plugins]
+  [plugins."io.containerd.cri.v1.images"]
+    snapshotter = "native"
+    [plugins."io.containerd.cri.v1.images".pinned_images]
+      sandbox = "` + image.PauseRef + `"
+    [plugins."io.containerd.cri.v1.images".registry]
+      config_path = "` + ContainerdRegistryConfigPath + `"
+  [plugins."io.containerd.cri.v1.runtime"]
+    restrict_oom_score_adj = true
+    [plugins."io.containerd.cri.v1.runtime".containerd]
+      default_runtime_name = "runc"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+        [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+          SystemdCgroup = true
+    [plugins."io.containerd.cri.v1.runtime".cni]
+      bin_dirs = ["/usr/lib/cni"]
+      conf_dir = "` + metadata.CNIConfDir + `"
+  [plugins."io.containerd.transfer.v1.local"]
+    [[plugins."io.containerd.transfer.v1.local".unpack_config]]
+      platform = "linux/` + goruntime.GOARCH + `"
+      snapshotter = "native"
+`
 
-// containerdConfFor is containerd's configuration (version 2 schema, containerd 1.6) with the
-// pods' network in cniConfDir and, unless "", registry hosts in registryConfigPath. The native
-// snapshotter because an overlayfs upper directory cannot live on the machine's overlay root;
-// restrict_oom_score_adj because the dev host gives no CAP_SYS_RESOURCE for negative scores.
+// containerdConfFor is containerd's configuration in the kubeadm layout, for the distribution's
+// own containerd (Debian 12's 1.6): version 2 schema, the pods' network in cniConfDir and,
+// unless "", registry hosts in registryConfigPath. The native snapshotter because an overlayfs
+// upper directory cannot live on the machine's overlay root; restrict_oom_score_adj because the
+// dev host gives no CAP_SYS_RESOURCE for negative scores.
 func containerdConfFor(cniConfDir, registryConfigPath string) string {
 	conf := `version = 2
 root = "/var/lib/containerd"
