@@ -8,7 +8,7 @@ COMMIT ?= $(shell git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/mco-dev/mco/internal/version.Version=$(VERSION) \
            -X github.com/mco-dev/mco/internal/version.Commit=$(COMMIT)
 # Integration tests start real control planes; on 2 cores, more parallel packages only thrash.
-# test/e2e, test/e2e/stranded and test/chaos run side by side, each on a dev network of its own
+# test/e2e, test/e2e/stranded, test/chaos and test/e2e/images run side by side, each on a dev network of its own
 # (network slots, test/clustertest); a second run of the same suite waits for its slot's lock.
 TEST_FLAGS ?= -p 2 -timeout 45m
 # The agent's test failpoints (internal/daemon/failpoint: SIGKILL, pause or hold at a step) exist
@@ -71,17 +71,17 @@ fmt:
 	gofmt -w $(GO_DIRS)
 
 # The cluster suites (real machines, mostly waiting on reboots and timers) take most of the
-# time, so they start first, all three at once on their own dev networks (-p 3), and every other
+# time, so they start first, all four at once on their own dev networks (-p 4), and every other
 # package runs beside them, instead of after them in import-path order. The failpoint package
 # runs once more without the tag: its release build (failpoint_off.go) must neither read an
 # arming nor kill. `make vet` runs beside them too (VET_CMD), not before: a failed vet still
 # fails the target.
-CLUSTER_PKGS := ./test/e2e/ ./test/e2e/stranded/ ./test/chaos/
+CLUSTER_PKGS := ./test/e2e/ ./test/e2e/stranded/ ./test/chaos/ ./test/e2e/images/
 test: NODE_TAGS := nodeagent,$(TEST_TAGS)
 test: tools build image ## unit, integration, e2e and chaos tests, and make vet: a real kube-apiserver and etcd, real machines with real kubelets, mco's own image
-	@$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) -p 3 $(CLUSTER_PKGS) & clusters=$$!; \
+	@$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) -p 4 $(CLUSTER_PKGS) & clusters=$$!; \
 	( $(VET_CMD) ); vetted=$$?; \
-	$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) $$($(GO) list ./... | grep -v -E '/test/(e2e|e2e/stranded|chaos|soak)$$'); others=$$?; \
+	$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) $$($(GO) list ./... | grep -v -E '/test/(e2e|e2e/stranded|e2e/images|chaos|soak)$$'); others=$$?; \
 	(cd hack/tools && $(GO) test ./pause/); pause=$$?; \
 	$(GO) test ./internal/daemon/failpoint/; released=$$?; \
 	wait $$clusters; clustered=$$?; \

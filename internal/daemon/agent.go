@@ -64,7 +64,7 @@ type Options struct {
 	// PinnedImagesMinFree is the ephemeral storage that must stay free after pulling a
 	// PinnedImageSet's images (default pinnedimages.DefaultMinFree, OpenShift's 16Gi).
 	PinnedImagesMinFree resource.Quantity
-	Log   *slog.Logger
+	Log                 *slog.Logger
 }
 
 func (o *Options) defaults(root *noderoot.Root) {

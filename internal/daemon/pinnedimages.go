@@ -11,8 +11,8 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -101,8 +101,15 @@ func (a *Agent) pinImages(ctx context.Context, cfg *rest.Config) {
 			},
 		}
 		inf := cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{})
+		// A spec's change only: the controller writes the pools' status as the agents report,
+		// and waking on that would make a pass of every report.
 		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: func(any) { poke() }, UpdateFunc: func(any, any) { poke() }, DeleteFunc: func(any) { poke() },
+			AddFunc: func(any) { poke() }, DeleteFunc: func(any) { poke() },
+			UpdateFunc: func(o, n any) {
+				if o.(client.Object).GetGeneration() != n.(client.Object).GetGeneration() {
+					poke()
+				}
+			},
 		})
 		go inf.RunWithContext(ctx)
 		return inf

@@ -1,4 +1,4 @@
-// Package clustertest is what the whole-system tests (test/e2e, test/e2e/stranded, test/chaos)
+// Package clustertest is what the whole-system tests (test/e2e, test/e2e/stranded, test/e2e/images, test/chaos)
 // share: a dev cluster of real machines for one test, on the package's own network slot (so the
 // suites run side by side), reads inside its machines, waits on its worker pool, and an
 // independent watcher of how many nodes were unavailable at once.

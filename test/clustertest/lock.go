@@ -20,13 +20,14 @@ var (
 // Network slots of the cluster suites: each runs its clusters on a dev network of its own
 // (devnet.Slot), so they run side by side under `make test`, each package's clusters one after
 // the other. test/e2e has slot 0, the one README's commands and their shown output name (its
-// doctests check them); test/chaos slot 1, test/e2e/stranded slot 2.
+// doctests check them); test/chaos slot 1, test/e2e/stranded slot 2, test/e2e/images slot 4.
 const (
 	E2ESlot      = 0
 	ChaosSlot    = 1
 	StrandedSlot = 2
-	// SoakSlot is make soak's (test/soak), beside make test's three.
-	SoakSlot = 3
+	// SoakSlot is make soak's (test/soak), beside make test's four.
+	SoakSlot   = 3
+	ImagesSlot = 4
 )
 
 // Main runs a package's tests holding the dev-cluster lock of its network slot for the whole

@@ -207,7 +207,7 @@ func kubeadmKubeletConfig(t *testing.T, ctx context.Context, cl *clustertest.Clu
 // by the mirror on this host.
 func kubeadmImageMirror(t *testing.T, ctx context.Context, cl *clustertest.Cluster) {
 	t.Run("an image mirror is used by a real pull, no reboot or drain", func(t *testing.T) {
-		mirror := startImageMirror(t, cl, "mco/pause")
+		mirror := clustertest.StartImageMirror(t, cl, "mco/pause")
 		before := poolTarget(t, ctx, cl, protocol.WorkerPool)
 		boots := map[string]int{}
 		for _, m := range kubeadmWorkers {

@@ -179,5 +179,6 @@ func TestKubeadmLayoutInstall(t *testing.T) {
 	}
 	kubeadmKubeletConfig(t, ctx, cl)
 	kubeadmImageMirror(t, ctx, cl)
+	kubeadmPinRefused(t, ctx, cl, kubeadmWorkers)
 	kubeadmRevert(t, ctx, cl, s)
 }

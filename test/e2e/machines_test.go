@@ -302,10 +302,6 @@ func TestRealMachines(t *testing.T) {
 		}
 	})
 
-	t.Run("a PinnedImageSet pins images only the mirror has on every worker; the kubelet's image GC keeps them", func(t *testing.T) {
-		pinnedImages(t, ctx, cl, workers)
-	})
-
 	t.Run("a kernel type the host cannot apply is refused, naming the field, with nothing written", func(t *testing.T) {
 		mc := clustertest.FileConfig("95-worker-realtime", "/etc/mco-realtime-marker", "must never be written\n")
 		mc.Spec.KernelType = "realtime"

@@ -58,16 +58,19 @@ type Pass struct {
 
 // Manager runs the passes of one node.
 type Manager struct {
-	Node     func() *corev1.Node
-	Runtime  Runtime
-	Root     *noderoot.Root
-	Sizer    Sizer
-	Creds    func() (*Credentials, error)
-	Pinner   Pinner
-	MinFree  resource.Quantity
-	Log      *slog.Logger
-	Pause    time.Duration // between pulls of one worker; PullPause when zero
-	Progress func(p Pass)  // called before the pulls, to report the sets as progressing
+	Node    func() *corev1.Node
+	Runtime Runtime
+	Root    *noderoot.Root
+	Sizer   Sizer
+	Creds   func() (*Credentials, error)
+	Pinner  Pinner
+	MinFree resource.Quantity
+	Log     *slog.Logger
+	Pause   time.Duration // between pulls of one worker; PullPause when zero
+	// VerifyTimeout bounds the wait for the runtime to report pinned images pinned (containerd's
+	// CRI learns of a label from an event); 15 s when zero.
+	VerifyTimeout time.Duration
+	Progress      func(p Pass) // called before the pulls, to report the sets as progressing
 }
 
 // Run makes one pass: pools and sets are the cluster's (all of them).
@@ -263,7 +266,11 @@ func sleep(ctx context.Context, d time.Duration) {
 // not, with why.
 func (m *Manager) verify(ctx context.Context, pin []string) map[string]string {
 	out := map[string]string{}
-	deadline := time.Now().Add(15 * time.Second)
+	wait := m.VerifyTimeout
+	if wait == 0 {
+		wait = 15 * time.Second
+	}
+	deadline := time.Now().Add(wait)
 	pending := slices.Clone(pin)
 	for len(pending) > 0 {
 		var still []string

@@ -21,6 +21,11 @@ type Pinner interface {
 	Pin(ctx context.Context, want, had []string) error
 }
 
+// PinnerFunc is a Pinner of one function.
+type PinnerFunc func(ctx context.Context, want, had []string) error
+
+func (f PinnerFunc) Pin(ctx context.Context, want, had []string) error { return f(ctx, want, had) }
+
 // Containerd's CRI reports an image pinned when its record carries this label with this value
 // (containerd 1.7 and later: internal/cri/labels).
 const (

@@ -53,17 +53,22 @@ func (s ContainerdSizer) Layers(ctx context.Context, ref string, creds *Credenti
 		return nil, fmt.Errorf("reading the registry hosts of %s in %s: %w", registry, containerdhosts.CertsDir, err)
 	}
 	var errs []error
-	notFound := false
+	var notFound []string
 	for _, h := range hosts {
 		layers, err := layersFrom(ctx, h, ref)
 		if err == nil {
 			return layers, nil
 		}
-		notFound = notFound || errdefs.IsNotFound(err)
-		errs = append(errs, fmt.Errorf("%s://%s: %w", h.Scheme, h.Host, err))
+		where := h.Scheme + "://" + h.Host
+		if errdefs.IsNotFound(err) {
+			notFound = append(notFound, where)
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", where, err))
 	}
-	if notFound {
-		return nil, fmt.Errorf("not found in the registry (%w)", errors.Join(errs...))
+	if len(notFound) > 0 {
+		// The registry's own answer; another host's failure to answer at all says nothing more.
+		return nil, fmt.Errorf("not found in the registry (%s has no such manifest)", strings.Join(notFound, ", "))
 	}
 	return nil, registryError(errors.Join(errs...))
 }

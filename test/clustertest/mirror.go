@@ -1,4 +1,4 @@
-package e2e
+package clustertest
 
 import (
 	"maps"
@@ -21,14 +21,13 @@ import (
 	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
 	"github.com/mco-dev/mco/internal/dev/image"
 	"github.com/mco-dev/mco/internal/testenv"
-	"github.com/mco-dev/mco/test/clustertest"
 )
 
-// imageMirror is a registry on this host's address for the dev cluster's machines (their
+// ImageMirror is a registry on this host's address for the dev cluster's machines (their
 // containerd reaches it through their network card; the address is the host's own, on the
 // cluster's bridge, so nothing outside this host can), answering those machines only, holding
 // one image the test built, and counting the manifest requests it answers for it.
-type imageMirror struct {
+type ImageMirror struct {
 	// Host is host:port of the registry.
 	Host string
 	// Repo is the repository path the (first) image is under, Digest its manifest's digest;
@@ -41,27 +40,27 @@ type imageMirror struct {
 }
 
 // ManifestGets counts the requests for the image's manifest: proof that a pull went here.
-func (m *imageMirror) ManifestGets() int { return int(m.manifestGets.Load()) }
+func (m *ImageMirror) ManifestGets() int { return int(m.manifestGets.Load()) }
 
 // BlobGets counts the blob reads (layers and configs, of any of its images) each client address
 // made: a pull reads each blob of its image once, where resolving or sizing an image reads only
 // manifests.
-func (m *imageMirror) BlobGets() map[string]int {
+func (m *ImageMirror) BlobGets() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return maps.Clone(m.blobGets)
 }
 
 // Ref is repo's image by digest.
-func (m *imageMirror) Ref(repo string) string { return m.Host + "/" + repo + "@" + m.Digests[repo] }
+func (m *ImageMirror) Ref(repo string) string { return m.Host + "/" + repo + "@" + m.Digests[repo] }
 
-// startImageMirror serves a registry holding, under each of repos, the pod sandbox program (make
+// StartImageMirror serves a registry holding, under each of repos, the pod sandbox program (make
 // tools' pause) as an image of its own: a config label naming the repository makes its digest
 // differ from the pause image every machine has preloaded, and from the others, so containerd
 // cannot find it anywhere but in a registry.
-func startImageMirror(t *testing.T, cl *clustertest.Cluster, repos ...string) *imageMirror {
+func StartImageMirror(t testing.TB, cl *Cluster, repos ...string) *ImageMirror {
 	t.Helper()
-	m := &imageMirror{Repo: repos[0], Digests: map[string]string{}, blobGets: map[string]int{}}
+	m := &ImageMirror{Repo: repos[0], Digests: map[string]string{}, blobGets: map[string]int{}}
 	repo := repos[0]
 	reg := registry.New()
 	st, err := devcluster.LoadState(cl.Dir)

@@ -1,8 +1,9 @@
-package e2e
+package images
 
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -12,28 +13,35 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mco-dev/mco/internal/daemon/imagepin"
 	devcluster "github.com/mco-dev/mco/internal/dev/cluster"
+	"github.com/mco-dev/mco/internal/dev/machine/metadata"
 	"github.com/mco-dev/mco/internal/pinnedimages"
 	"github.com/mco-dev/mco/internal/poolcondition"
 	"github.com/mco-dev/mco/internal/protocol"
 	"github.com/mco-dev/mco/test/clustertest"
 )
 
-// pinnedImages: OpenShift's PinnedImageSet on the worker pool, with images only the test's
+// TestPinnedImageSets: OpenShift's PinnedImageSet on the worker pool, with images only the test's
 // mirror (on this host, for the cluster's machines alone) has. The agents refuse at first with
 // OpenShift's disk guard (16Gi must stay free; these machines' disks are 4 GiB), pull and pin
 // once the admin sets the agent's --pinned-images-min-free, pull each image once per worker,
 // report as OpenShift does, keep a set that cannot be pulled to itself, and the kubelet's image
 // garbage collection, forced, removes an unpinned image and keeps the pinned one.
-func pinnedImages(t *testing.T, ctx context.Context, cl *clustertest.Cluster, workers []string) {
+func TestPinnedImageSets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: needs the dev cluster, real machines and the real binaries")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cl := clustertest.Start(t, ctx, 3)
+	workers := []string{"worker-0", "worker-1", "worker-2"}
 	const kept, dropped = "mco/pinned", "mco/dropped"
-	mirror := startImageMirror(t, cl, kept, dropped)
+	mirror := clustertest.StartImageMirror(t, cl, kept, dropped)
 	before := cl.Pool(t, ctx).Spec.Configuration.Name
 	// The mirror speaks plain HTTP: the cluster's image configuration says so, as an admin's
 	// would, and the registries it makes reach containerd as hosts.toml.
@@ -73,7 +81,7 @@ func pinnedImages(t *testing.T, ctx context.Context, cl *clustertest.Cluster, wo
 		return meta.FindStatusCondition(m.Status.Conditions, string(mcfgv1.MachineConfigNodePinnedImageSetsDegraded))
 	}
 
-	t.Run("OpenShift's disk guard refuses before any pull", func(t *testing.T) {
+	if !t.Run("OpenShift's disk guard refuses before any pull", func(t *testing.T) {
 		s := set("e2e-pinned", mirror.Ref(kept), mirror.Ref(dropped))
 		clustertest.Eventually(t, 2*time.Minute, "every worker refusing the set for storage", func() bool {
 			for _, n := range workers {
@@ -93,9 +101,11 @@ func pinnedImages(t *testing.T, ctx context.Context, cl *clustertest.Cluster, wo
 		if got := mirror.BlobGets(); len(got) != 0 {
 			t.Errorf("blobs were read before the guard allowed any pull: %v", got)
 		}
-	})
+	}) {
+		return // the steps below start from this one's state
+	}
 
-	t.Run("with room allowed, every worker pulls each image once and pins it", func(t *testing.T) {
+	if !t.Run("with room allowed, every worker pulls each image once and pins it", func(t *testing.T) {
 		// The admin's knob: the agent's flag, in its DaemonSet.
 		patch := `[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--pinned-images-min-free=512Mi"}]`
 		ds := &metav1.PartialObjectMetadata{}
@@ -131,29 +141,33 @@ func pinnedImages(t *testing.T, ctx context.Context, cl *clustertest.Cluster, wo
 				}
 			}
 		}
-		// Each worker read each blob once (two images, a layer each and a config each, the
-		// layer shared): one pull per node; the control plane none.
+		// Each worker read each image's blobs once: one pull per node. The images are the pause
+		// image with a label each, so their one layer is the preloaded pause image's, already on
+		// every node: a pull reads only the image's config. The control plane read none.
 		gets := mirror.BlobGets()
 		for _, n := range workers {
-			if got := gets[nodeIP(t, ctx, cl, n)]; got != 3 {
-				t.Errorf("%s read %d blobs from the mirror, want 3 (one pull of each image): %v", n, got, gets)
+			if got := gets[nodeIP(t, ctx, cl, n)]; got != 2 {
+				t.Errorf("%s read %d blobs from the mirror, want 2 (one pull of each image, each reading its config): %v", n, got, gets)
 			}
 		}
 		if got := gets[nodeIP(t, ctx, cl, "master-0")]; got != 0 {
 			t.Errorf("master-0 read %d blobs; its pool has no set", got)
 		}
-	})
+	}) {
+		return // the steps below start from this one's state
+	}
 
-	t.Run("a set with an image no registry has fails alone, naming the image", func(t *testing.T) {
+	if !t.Run("a set with an image no registry has fails alone, naming the image", func(t *testing.T) {
 		absent := mirror.Host + "/mco/absent@sha256:" + strings.Repeat("0", 63) + "1"
 		s := set("e2e-missing", absent)
+		t.Cleanup(func() { _ = cl.C.Delete(context.Background(), s) })
 		clustertest.Eventually(t, 2*time.Minute, "the pool naming the missing image", func() bool {
 			p := cl.Pool(t, ctx)
 			c := poolcondition.Get(&p.Status, mcfgv1.MachineConfigPoolPinnedImageSetsDegraded)
-			return c != nil && c.Status == "True" && strings.Count(c.Message, absent) == len(workers)
+			return c != nil && c.Status == "True" && strings.Count(c.Message, "Node worker-") == len(workers) && strings.Contains(c.Message, absent)
 		})
 		p := cl.Pool(t, ctx)
-		if c := poolcondition.Get(&p.Status, mcfgv1.MachineConfigPoolPinnedImageSetsDegraded); c.Reason != pinnedimages.ReasonNodesFailed || !strings.Contains(c.Message, "e2e-missing") || !strings.Contains(c.Message, "not found") {
+		if c := poolcondition.Get(&p.Status, mcfgv1.MachineConfigPoolPinnedImageSetsDegraded); c.Reason != pinnedimages.ReasonNodesFailed || !strings.Contains(c.Message, "PinnedImageSet e2e-missing: image "+absent+": not found in the registry (http://"+mirror.Host+" has no such manifest)") {
 			t.Errorf("the pool's PinnedImageSetsDegraded: %+v", c)
 		}
 		if poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolDegraded) {
@@ -178,7 +192,9 @@ func pinnedImages(t *testing.T, ctx context.Context, cl *clustertest.Cluster, wo
 			p := cl.Pool(t, ctx)
 			return !poolcondition.IsTrue(&p.Status, mcfgv1.MachineConfigPoolPinnedImageSetsDegraded)
 		})
-	})
+	}) {
+		return // the steps below start from this one's state
+	}
 
 	t.Run("the kubelet's image garbage collection removes an unpinned image and keeps the pinned one", func(t *testing.T) {
 		// One image leaves the set: the agents unpin it.
@@ -237,22 +253,27 @@ func runtimePinned(t *testing.T, ctx context.Context, cl *clustertest.Cluster, m
 }
 
 // forceImageGC makes the workers' kubelets collect unused images now, as disk pressure does: a
-// KubeletConfig whose eviction threshold the machines' disks are always under, so each kubelet's
-// eviction manager (every 10 s) reclaims node-level resources first, deleting every unused image
-// its runtime does not report pinned (its periodic collection would take up to 5 minutes). Once
-// unpinned is gone from every worker, the KubeletConfig goes, and with it the pressure.
+// drop-in in each kubelet's configuration directory (the platform's, metadata.KubeletDropInDir)
+// with an eviction threshold the machines' disks are always under, so each kubelet's eviction
+// manager (every 10 s) reclaims node-level resources first, deleting every unused image its
+// runtime does not report pinned. (Its periodic collection, with a low threshold, would take up
+// to 5 minutes: the one at the kubelet's start finds every image just detected.) The minimum age is
+// 1s, not 0s, which the kubelet reads as unset (2 minutes). Written by hand,
+// not by a KubeletConfig: a node under disk pressure is unavailable, as on OpenShift, so the
+// rollout taking the threshold away again could never start. Once unpinned is gone from every
+// worker, the drop-in goes and the kubelets restart without the pressure.
 func forceImageGC(t *testing.T, ctx context.Context, cl *clustertest.Cluster, workers []string, unpinned string) {
 	t.Helper()
-	before := cl.Pool(t, ctx).Spec.Configuration.Name
-	kc := &mcfgv1.KubeletConfig{ObjectMeta: metav1.ObjectMeta{Name: "e2e-image-gc"},
-		Spec: mcfgv1.KubeletConfigSpec{
-			MachineConfigPoolSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pools.operator.machineconfiguration.openshift.io/worker": ""}},
-			KubeletConfig: &runtime.RawExtension{Raw: []byte(`{"imageMinimumGCAge":"0s","evictionHard":{"nodefs.available":"99%","imagefs.available":"99%","memory.available":"100Mi"},"evictionPressureTransitionPeriod":"0s"}`)},
-		}}
-	if err := cl.C.Create(ctx, kc); err != nil {
-		t.Fatal(err)
+	dropIn := path.Join(metadata.KubeletDropInDir, "99-e2e-image-gc.conf")
+	const conf = `{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration","imageMinimumGCAge":"1s",` +
+		`"evictionHard":{"nodefs.available":"99%","imagefs.available":"99%","memory.available":"100Mi"},"evictionPressureTransitionPeriod":"0s"}`
+	restart := func(script string) {
+		for _, n := range workers {
+			cl.InMachine(t, ctx, n, "sh", "-c", script+" && systemctl restart kubelet")
+		}
 	}
-	during := cl.WaitUpdated(t, ctx, before, int32(len(workers)))
+	restart("printf '%s\\n' '" + conf + "' > " + dropIn)
+	defer restart("rm -f " + dropIn)
 	clustertest.Eventually(t, 3*time.Minute, "the unpinned image collected on every worker", func() bool {
 		for _, n := range workers {
 			if runtimePinned(t, ctx, cl, n, unpinned) != "absent" {
@@ -261,8 +282,4 @@ func forceImageGC(t *testing.T, ctx context.Context, cl *clustertest.Cluster, wo
 		}
 		return true
 	})
-	if err := cl.C.Delete(ctx, kc); err != nil {
-		t.Fatal(err)
-	}
-	cl.WaitUpdated(t, ctx, during, int32(len(workers)))
 }
