@@ -71,7 +71,9 @@ fmt:
 	gofmt -w $(GO_DIRS)
 
 # The cluster suites (real machines, mostly waiting on reboots and timers) take most of the
-# time, so they start first, all four at once on their own dev networks (-p 4), and every other
+# time, so they start first, three at once on their own dev networks (-p 3; test/e2e/images, the
+# shortest, takes the first slot another frees: four at once on 2 cores slowed every suite by a
+# fifth), and every other
 # package runs beside them, instead of after them in import-path order. The failpoint package
 # runs once more without the tag: its release build (failpoint_off.go) must neither read an
 # arming nor kill. `make vet` runs beside them too (VET_CMD), not before: a failed vet still
@@ -79,7 +81,7 @@ fmt:
 CLUSTER_PKGS := ./test/e2e/ ./test/e2e/stranded/ ./test/chaos/ ./test/e2e/images/
 test: NODE_TAGS := nodeagent,$(TEST_TAGS)
 test: tools build image ## unit, integration, e2e and chaos tests, and make vet: a real kube-apiserver and etcd, real machines with real kubelets, mco's own image
-	@$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) -p 4 $(CLUSTER_PKGS) & clusters=$$!; \
+	@$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) -p 3 $(CLUSTER_PKGS) & clusters=$$!; \
 	( $(VET_CMD) ); vetted=$$?; \
 	$(GO) test -tags $(TEST_TAGS) $(TEST_FLAGS) $$($(GO) list ./... | grep -v -E '/test/(e2e|e2e/stranded|e2e/images|chaos|soak)$$'); others=$$?; \
 	(cd hack/tools && $(GO) test ./pause/); pause=$$?; \
