@@ -73,8 +73,7 @@ fmt:
 # The cluster suites (real machines, mostly waiting on reboots and timers) take most of the
 # time, so they start first, three at once on their own dev networks (-p 3; test/e2e/images, the
 # shortest, takes the first slot another frees: four at once on 2 cores slowed every suite by a
-# fifth), and every other
-# package runs beside them, instead of after them in import-path order. The failpoint package
+# fifth), and every other package runs beside them, instead of after them in import-path order. The failpoint package
 # runs once more without the tag: its release build (failpoint_off.go) must neither read an
 # arming nor kill. `make vet` runs beside them too (VET_CMD), not before: a failed vet still
 # fails the target.
