@@ -31,12 +31,13 @@ const (
 	imgA = "reg.example/a@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	imgB = "reg.example/b@sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 	imgC = "reg.example/c@sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
+	imgD = "reg.example/d@sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
 )
 
 // TestContainerdCommands holds the pinning to its exact command lines: containerd's CRI reports
 // an image pinned by this label, and an empty value removes it.
 func TestContainerdCommands(t *testing.T) {
-	got := Containerd{}.Commands([]string{imgA, imgB}, []string{imgB, imgC})
+	got := Containerd{}.Commands(PinChange{Want: []string{imgA, imgB, imgD}, Had: []string{imgB, imgC}, Pinned: map[string]bool{imgD: true}})
 	want := [][]string{
 		{"ctr", "--namespace", "k8s.io", "images", "label", imgA, "io.cri-containerd.pinned=pinned"},
 		{"ctr", "--namespace", "k8s.io", "images", "label", imgB, "io.cri-containerd.pinned=pinned"},
@@ -53,7 +54,7 @@ func TestContainerdCommands(t *testing.T) {
 		}
 		return nil, nil
 	}
-	if err := (Containerd{Root: "/rootfs", Run: run}).Pin(context.Background(), []string{imgA}, []string{imgC}); err != nil {
+	if err := (Containerd{Root: "/rootfs", Run: run}).Pin(context.Background(), PinChange{Want: []string{imgA}, Had: []string{imgC}}); err != nil {
 		t.Errorf("unpinning an image the kubelet already removed: %v", err)
 	}
 	if len(ran) != 2 || ran[0][0] != "chroot" || ran[0][1] != "/rootfs" || ran[0][2] != "ctr" {
@@ -62,7 +63,7 @@ func TestContainerdCommands(t *testing.T) {
 	failing := func(context.Context, string, ...string) ([]byte, error) {
 		return []byte("boom"), errors.New("exit status 1")
 	}
-	if err := (Containerd{Run: failing}).Pin(context.Background(), []string{imgA}, nil); err == nil || !strings.Contains(err.Error(), imgA) || !strings.Contains(err.Error(), "boom") {
+	if err := (Containerd{Run: failing}).Pin(context.Background(), PinChange{Want: []string{imgA}}); err == nil || !strings.Contains(err.Error(), imgA) || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("a failed pin: %v, want the image and ctr's words", err)
 	}
 }
@@ -96,7 +97,7 @@ func TestCRIOPin(t *testing.T) {
 	c := CRIO{Root: root, Systemd: sd}
 	ctx := context.Background()
 	for range 2 {
-		if err := c.Pin(ctx, []string{imgA}, nil); err != nil {
+		if err := c.Pin(ctx, PinChange{Want: []string{imgA}, Pinned: map[string]bool{imgA: true}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -110,7 +111,7 @@ func TestCRIOPin(t *testing.T) {
 	if !reflect.DeepEqual(sd.units, []string{CRIOUnit}) {
 		t.Errorf("reloads %v, want one of %s (the second pass changed nothing)", sd.units, CRIOUnit)
 	}
-	if err := c.Pin(ctx, nil, []string{imgA}); err != nil {
+	if err := c.Pin(ctx, PinChange{Had: []string{imgA}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, pinnedimages.CRIOPinnedImagesDropIn)); !os.IsNotExist(err) {
@@ -196,6 +197,7 @@ type fakeRuntime struct {
 	pinned   map[string]bool
 	pulls    map[string]int
 	failPull map[string]string
+	labels   int // pins asked of an image not yet pinned
 }
 
 func (f *fakeRuntime) Version(context.Context) (string, string, error) { return f.name, f.version, nil }
@@ -227,13 +229,16 @@ func newRuntime(version string, images ...string) *fakeRuntime {
 // labeller pins in the fake runtime, as containerd's labels do.
 type labeller struct{ rt *fakeRuntime }
 
-func (l labeller) Pin(_ context.Context, want, had []string) error {
+func (l labeller) Pin(_ context.Context, c PinChange) error {
 	l.rt.mu.Lock()
 	defer l.rt.mu.Unlock()
-	for _, h := range had {
+	for _, h := range c.Had {
 		l.rt.pinned[h] = false
 	}
-	for _, w := range want {
+	for _, w := range c.Want {
+		if !c.Pinned[w] {
+			l.rt.labels++
+		}
 		l.rt.pinned[w] = true
 	}
 	return nil
@@ -282,6 +287,8 @@ func TestManagerRun(t *testing.T) {
 	t.Run("a missing image fails its set alone; the rest is pulled once and pinned", func(t *testing.T) {
 		rt := newRuntime("v2.4.2")
 		m := newManager(t, rt, gi(16))
+		progress := 0
+		m.Progress = func(Pass) { progress++ }
 		sets := []mcfgv1.PinnedImageSet{set("good", 1, imgA, imgB), set("bad", 4, imgB, imgC)}
 		p, err := m.Run(ctx, pools, sets)
 		if err != nil {
@@ -298,6 +305,17 @@ func TestManagerRun(t *testing.T) {
 		}
 		if rt.pulls[imgA] != 1 || rt.pulls[imgB] != 1 || rt.pulls[imgC] != 0 {
 			t.Errorf("pulls %v, want each present image pulled once, the missing one never", rt.pulls)
+		}
+		if progress != 1 {
+			t.Errorf("%d progress reports, want 1 for a pass that pulls", progress)
+		}
+		// The same again (the periodic pass): nothing pulled, pinned again or reported.
+		labels := rt.labels
+		if _, err := m.Run(ctx, pools, sets); err != nil {
+			t.Fatal(err)
+		}
+		if rt.labels != labels || rt.pulls[imgA] != 1 || progress != 1 {
+			t.Errorf("a pass with everything in place: %d more pins, pulls %v, %d progress reports", rt.labels-labels, rt.pulls, progress)
 		}
 		// The set loses an image: it is unpinned; nothing is pulled again.
 		p, err = m.Run(ctx, pools, []mcfgv1.PinnedImageSet{set("good", 2, imgA)})
@@ -343,7 +361,7 @@ func TestManagerRun(t *testing.T) {
 	t.Run("an image the runtime does not report pinned fails its set", func(t *testing.T) {
 		rt := newRuntime("v2.4.2", imgA)
 		m := newManager(t, rt, gi(1))
-		m.Pinner = PinnerFunc(func(context.Context, []string, []string) error { return nil }) // pins nothing
+		m.Pinner = PinnerFunc(func(context.Context, PinChange) error { return nil }) // pins nothing
 		m.VerifyTimeout = time.Second
 		p, _ := m.Run(ctx, pools, []mcfgv1.PinnedImageSet{set("good", 1, imgA)})
 		if r := p.Results["good"]; r.Pinned || len(r.Failed) != 1 || !strings.Contains(r.Failed[0].Reason, "does not report it pinned") {

@@ -106,22 +106,27 @@ func (m *Manager) Run(ctx context.Context, pools []*mcfgv1.MachineConfigPool, al
 			}
 			return p, nil
 		}
-		if m.Progress != nil {
-			m.Progress(p)
-		}
 	}
 	creds, err := m.Creds()
 	if err != nil {
 		return p, err
 	}
-	present := map[string]bool{}
-	counted := map[string]bool{} // layers already counted by the disk guard
+	f := &fetch{present: map[string]bool{}, pinned: map[string]bool{}, counted: map[string]bool{}}
+	f.progress = func() {
+		// Reported once a pass, and only when it pulls: a pass that finds everything in place
+		// (the periodic one) writes nothing.
+		if m.Progress != nil && !f.reported {
+			f.reported = true
+			m.Progress(p)
+		}
+	}
 	for _, s := range p.Sets {
 		if ctx.Err() != nil {
 			return p, ctx.Err()
 		}
-		p.Results[s.Name] = m.fetchSet(ctx, node, s, creds, present, counted)
+		p.Results[s.Name] = m.fetchSet(ctx, node, s, creds, f)
 	}
+	present := f.present
 	// Pin last, as OpenShift's agent does: until then the kubelet may still collect what a
 	// failed pull left behind.
 	var pin []string
@@ -130,7 +135,7 @@ func (m *Manager) Run(ctx context.Context, pools []*mcfgv1.MachineConfigPool, al
 			pin = append(pin, img)
 		}
 	}
-	pinErr := m.Pinner.Pin(ctx, pin, had)
+	pinErr := m.Pinner.Pin(ctx, PinChange{Want: pin, Had: had, Pinned: f.pinned})
 	if err := m.writeRecord(pin); err != nil {
 		pinErr = errors.Join(pinErr, err)
 	}
@@ -154,20 +159,31 @@ func (m *Manager) Run(ctx context.Context, pools []*mcfgv1.MachineConfigPool, al
 	return p, nil
 }
 
-// fetchSet pulls what s lacks, after the disk guard; present collects every image the node has.
-func (m *Manager) fetchSet(ctx context.Context, node *corev1.Node, s pinnedimages.Set, creds *Credentials, present, counted map[string]bool) pinnedimages.Result {
+// fetch is what one pass learns across its sets.
+type fetch struct {
+	// present and pinned: the images the node has, and those the runtime reports pinned.
+	present, pinned map[string]bool
+	// counted are the layers the disk guard has counted already.
+	counted  map[string]bool
+	progress func()
+	reported bool
+}
+
+// fetchSet pulls what s lacks, after the disk guard.
+func (m *Manager) fetchSet(ctx context.Context, node *corev1.Node, s pinnedimages.Set, creds *Credentials, f *fetch) pinnedimages.Result {
 	var r pinnedimages.Result
 	var missing []string
+	present, counted := f.present, f.counted
 	for _, img := range s.Images {
 		if present[img] {
 			continue
 		}
-		have, _, err := m.Runtime.Status(ctx, img)
+		have, pinned, err := m.Runtime.Status(ctx, img)
 		switch {
 		case err != nil:
 			r.Failed = append(r.Failed, pinnedimages.ImageError{Image: img, Reason: err.Error()})
 		case have:
-			present[img] = true
+			present[img], f.pinned[img] = true, pinned
 		default:
 			missing = append(missing, img)
 		}
@@ -193,6 +209,9 @@ func (m *Manager) fetchSet(ctx context.Context, node *corev1.Node, s pinnedimage
 	if err := pinnedimages.CheckStorage(pinnedimages.Storage{Allocatable: alloc, Known: known, MinFree: m.MinFree, Missing: size}); err != nil && len(sized) > 0 {
 		r.SetError = err.Error()
 		return r
+	}
+	if len(sized) > 0 {
+		f.progress()
 	}
 	for img, err := range m.pull(ctx, node, sized, creds) {
 		if err != nil {

@@ -14,17 +14,23 @@ import (
 	"github.com/mco-dev/mco/internal/pinnedimages"
 )
 
+// PinChange is what a pass asks of the runtime: Want pinned (every image of the node's sets that
+// it has), and of Had (what mco pinned before), what is not in Want no longer. Pinned are the
+// images the runtime already reports pinned, which need nothing.
+type PinChange struct {
+	Want, Had []string
+	Pinned    map[string]bool
+}
+
 // Pinner makes the runtime keep images from the kubelet's image garbage collection.
 type Pinner interface {
-	// Pin sets the whole pinned set: want pinned, and of what it pinned before (had), what is
-	// not in want no longer.
-	Pin(ctx context.Context, want, had []string) error
+	Pin(ctx context.Context, c PinChange) error
 }
 
 // PinnerFunc is a Pinner of one function.
-type PinnerFunc func(ctx context.Context, want, had []string) error
+type PinnerFunc func(ctx context.Context, c PinChange) error
 
-func (f PinnerFunc) Pin(ctx context.Context, want, had []string) error { return f(ctx, want, had) }
+func (f PinnerFunc) Pin(ctx context.Context, c PinChange) error { return f(ctx, c) }
 
 // Containerd's CRI reports an image pinned when its record carries this label with this value
 // (containerd 1.7 and later: internal/cri/labels).
@@ -44,30 +50,33 @@ type Containerd struct {
 	Run  systemd.Runner
 }
 
-// Commands are the ctr command lines that pin want and unpin the rest of had, in order.
-func (c Containerd) Commands(want, had []string) [][]string {
+// Commands are the ctr command lines that pin what ch wants and is not pinned yet, and unpin
+// the rest of what mco pinned, in order.
+func (c Containerd) Commands(ch PinChange) [][]string {
 	var cmds [][]string
 	label := func(ref, value string) {
 		cmds = append(cmds, []string{"ctr", "--namespace", ContainerdNamespace, "images", "label", ref, ContainerdPinnedLabel + "=" + value})
 	}
-	for _, ref := range want {
-		label(ref, ContainerdPinnedValue)
+	for _, ref := range ch.Want {
+		if !ch.Pinned[ref] {
+			label(ref, ContainerdPinnedValue)
+		}
 	}
-	for _, ref := range had {
-		if !slices.Contains(want, ref) {
+	for _, ref := range ch.Had {
+		if !slices.Contains(ch.Want, ref) {
 			label(ref, "") // an empty value removes the label
 		}
 	}
 	return cmds
 }
 
-func (c Containerd) Pin(ctx context.Context, want, had []string) error {
+func (c Containerd) Pin(ctx context.Context, ch PinChange) error {
 	var errs []error
-	for _, cmd := range c.Commands(want, had) {
+	for _, cmd := range c.Commands(ch) {
 		out, err := c.run(ctx, cmd)
 		if err != nil {
 			ref := cmd[5]
-			if !slices.Contains(want, ref) && strings.Contains(string(out), "not found") {
+			if !slices.Contains(ch.Want, ref) && strings.Contains(string(out), "not found") {
 				continue // unpinning an image the kubelet already removed
 			}
 			errs = append(errs, fmt.Errorf("image %s: %s: %w: %s", ref, strings.Join(cmd, " "), err, strings.TrimSpace(string(out))))
@@ -101,8 +110,9 @@ type CRIO struct {
 	Systemd systemd.Manager
 }
 
-func (c CRIO) Pin(ctx context.Context, want, _ []string) error {
-	data, err := pinnedimages.CRIODropIn(want)
+// Pin writes every image of ch.Want, whatever CRI-O reports already: the drop-in is the whole set.
+func (c CRIO) Pin(ctx context.Context, ch PinChange) error {
+	data, err := pinnedimages.CRIODropIn(ch.Want)
 	if err != nil {
 		return err
 	}
