@@ -82,7 +82,8 @@ func poolConditionEvidence(p *mcfgv1.MachineConfigPool) []string {
 }
 
 // machineConfigNodeEvidence is the MachineConfigNode's config versions and the conditions the
-// agent has set True (the phases the update went through, or NodeDegraded).
+// agent has set True (the phases the update went through, or NodeDegraded, or a pinned image set
+// it could not pull or pin: PinnedImageSetsDegraded, with the set, image and reason).
 func machineConfigNodeEvidence(m *mcfgv1.MachineConfigNode) []string {
 	if m == nil {
 		return nil
@@ -97,7 +98,8 @@ func machineConfigNodeEvidence(m *mcfgv1.MachineConfigNode) []string {
 		if c.Status != metav1.ConditionTrue {
 			continue
 		}
-		if c.Message != "" && (c.Type == string(mcfgv1.MachineConfigNodeNodeDegraded) || c.Type == string(mcfgv1.MachineConfigNodeUpdated)) {
+		if c.Message != "" && (c.Type == string(mcfgv1.MachineConfigNodeNodeDegraded) || c.Type == string(mcfgv1.MachineConfigNodeUpdated) ||
+			c.Type == string(mcfgv1.MachineConfigNodePinnedImageSetsDegraded)) {
 			out = append(out, bound(fmt.Sprintf("machineconfignode/%s condition %s: %s", m.Name, c.Type, c.Message)))
 			continue
 		}
