@@ -14,7 +14,6 @@ import (
 	"github.com/mco-dev/mco/internal/daemon/apply"
 	"github.com/mco-dev/mco/internal/daemon/failpoint"
 	"github.com/mco-dev/mco/internal/daemon/hostlayout"
-	"github.com/mco-dev/mco/internal/daemon/imagepin"
 	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/osimage"
 	"github.com/mco-dev/mco/internal/daemon/reboot"
@@ -117,8 +116,7 @@ type Agent struct {
 	// guardDigest is the SHA-256 of GuardBinary, read once: the binary a process runs does
 	// not change, and it is tens of megabytes to hash before every rebooting update.
 	guardDigest []byte
-	// pinner and pinnedConds are the PinnedImageSets' (pinImages); pinner is its goroutine's.
-	pinner      *imagepin.Manager
+	// pinnedConds are the PinnedImageSets' conditions as pinImages last wrote them.
 	pinnedConds pinnedConditions
 }
 
@@ -159,7 +157,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	defer a.kube.stop()
 	// Also when stopped before the API answered: an earlier agent's rules are the node's.
-	defer a.unguardIfUninstalled()
+	defer a.cleanUpIfUninstalled()
 	go a.kube.run(ctx)
 	if opts.Metrics != nil {
 		if booted, err := bootTime(); err != nil {

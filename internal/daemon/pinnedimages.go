@@ -133,11 +133,15 @@ func (a *Agent) pinImages(ctx context.Context, cfg *rest.Config) {
 	resync := time.NewTicker(pinnedImagesResync)
 	defer resync.Stop()
 	var rt *imagepin.CRI
+	var pinner *imagepin.Manager
 	defer func() {
 		if rt != nil {
 			rt.Close()
 		}
 	}()
+	// quiet: the last pass had no set, and its report is written (or was never needed); more
+	// such passes (every render wakes each agent) need not read the MachineConfigNode again.
+	quiet := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -151,8 +155,7 @@ func (a *Agent) pinImages(ctx context.Context, cfg *rest.Config) {
 				log.Warn("pinned images: cannot reach the container runtime; trying again at the next change", "err", err)
 				continue
 			}
-			rt = cri
-			a.pinner = m
+			rt, pinner = cri, m
 		}
 		var allPools []*mcfgv1.MachineConfigPool
 		for _, o := range pools.GetStore().List() {
@@ -162,14 +165,40 @@ func (a *Agent) pinImages(ctx context.Context, cfg *rest.Config) {
 		for _, o := range sets.GetStore().List() {
 			allSets = append(allSets, *o.(*mcfgv1.PinnedImageSet))
 		}
-		p, err := a.pinner.Run(ctx, allPools, allSets)
+		p, err := pinner.Run(ctx, allPools, allSets)
 		if err != nil {
 			log.Warn("pinned images: the pass did not finish; trying again at the next change", "err", err)
 			continue
 		}
+		if len(p.Sets) == 0 && quiet {
+			continue
+		}
 		if err := a.writePinnedStatus(ctx, p, true); err != nil {
 			log.Warn("pinned images: could not write the MachineConfigNode's status", "err", err)
+			quiet = false
+		} else {
+			quiet = len(p.Sets) == 0
 		}
+	}
+}
+
+// unpinIfPinned unpins every image the node's record says mco pinned (mco is being removed).
+func (a *Agent) unpinIfPinned(ctx context.Context, why string) {
+	if ok, err := a.root.Exists(imagepin.RecordPath); err == nil && !ok {
+		return // nothing was pinned here
+	}
+	m, cri, err := a.pinManager()
+	if err != nil {
+		a.opts.Log.Error("mco is being removed, but the images it pinned stay pinned", "node", a.opts.NodeName, "why", why, "err", err)
+		return
+	}
+	defer cri.Close()
+	n, err := m.Release(ctx)
+	switch {
+	case err != nil:
+		a.opts.Log.Error("mco is being removed, but the images it pinned stay pinned", "node", a.opts.NodeName, "why", why, "err", err)
+	case n > 0:
+		a.opts.Log.Info("mco is being removed: the images it pinned are unpinned", "node", a.opts.NodeName, "why", why, "images", n)
 	}
 }
 
@@ -211,7 +240,7 @@ func (a *Agent) pinManager() (*imagepin.Manager, *imagepin.CRI, error) {
 		m.Sizer = imagepin.PodmanSizer{Root: a.opts.Root, AuthFile: imagepin.PullSecretPath}
 		m.Pinner = imagepin.CRIO{Root: a.root, Systemd: a.opts.Systemd}
 	} else {
-		m.Sizer = imagepin.ContainerdSizer{Root: a.opts.Root}
+		m.Sizer = imagepin.ContainerdSizer{Root: a.root}
 		m.Pinner = imagepin.Containerd{Root: a.opts.Root}
 	}
 	return m, cri, nil

@@ -115,30 +115,35 @@ func (a *Agent) ensureGuard(installedBefore bool) error {
 	return nil
 }
 
-// unguardIfUninstalled removes the node's rules when the agent stops because mco is being
-// removed: its DaemonSet or namespace gone or being deleted, or its credentials refused (the
-// service account or its roles deleted). Anything else (a rolling update, the API unreachable)
-// keeps them: pods stay off the server while no agent runs.
-func (a *Agent) unguardIfUninstalled() {
+// cleanUpIfUninstalled undoes what the agent keeps on its node when it stops because mco is
+// being removed: its DaemonSet or namespace gone or being deleted, or its credentials refused
+// (the service account or its roles deleted). The node's server guard rules go, and the images
+// it pinned are unpinned (else the kubelet could never collect them again). Anything else (a
+// rolling update, the API unreachable) keeps both: pods stay off the server while no agent runs,
+// and pinned images stay pinned.
+func (a *Agent) cleanUpIfUninstalled() {
 	g := a.opts.Guard
-	if g.Firewall == nil || g.Namespace == "" || g.DaemonSet == "" {
+	if g.Namespace == "" || g.DaemonSet == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	why, err := a.kube.uninstalled(ctx, g.Namespace, g.DaemonSet)
 	if err != nil {
-		a.opts.Log.Warn("cannot tell whether mco is being removed; the rules keeping pods off the Machine Config Server stay", "node", a.opts.NodeName, "err", err)
+		a.opts.Log.Warn("cannot tell whether mco is being removed; the rules keeping pods off the Machine Config Server and the pinned images stay", "node", a.opts.NodeName, "err", err)
 		return
 	}
 	if why == "" {
 		return
 	}
-	if err := g.Firewall.Remove(a.opts.NodeName); err != nil {
-		a.opts.Log.Error("mco is being removed, but the rules keeping pods off the Machine Config Server stay", "node", a.opts.NodeName, "why", why, "err", err)
-		return
+	if g.Firewall != nil {
+		if err := g.Firewall.Remove(a.opts.NodeName); err != nil {
+			a.opts.Log.Error("mco is being removed, but the rules keeping pods off the Machine Config Server stay", "node", a.opts.NodeName, "why", why, "err", err)
+		} else {
+			a.opts.Log.Info("mco is being removed: rules keeping pods off the Machine Config Server removed", "node", a.opts.NodeName, "why", why)
+		}
 	}
-	a.opts.Log.Info("mco is being removed: rules keeping pods off the Machine Config Server removed", "node", a.opts.NodeName, "why", why)
+	a.unpinIfPinned(ctx, why)
 }
 
 // uninstalled says why mco is being removed, or "" when it is not; an error when the API

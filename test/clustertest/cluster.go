@@ -248,6 +248,18 @@ func (cl *Cluster) Node(t testing.TB, ctx context.Context, name string) *corev1.
 	return &n
 }
 
+// NodeIP is the node's InternalIP.
+func (cl *Cluster) NodeIP(t testing.TB, ctx context.Context, name string) string {
+	t.Helper()
+	for _, a := range cl.Node(t, ctx, name).Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	t.Fatalf("node %s has no InternalIP", name)
+	return ""
+}
+
 // Eventually polls cond every 100 ms until it holds or timeout passes.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()

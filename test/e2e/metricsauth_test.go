@@ -69,19 +69,10 @@ func metricsNeedAToken(t *testing.T, ctx context.Context, cl *clustertest.Cluste
 	if err := cl.C.List(ctx, &controller, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/component": "controller"}); err != nil || len(controller.Items) == 0 {
 		t.Fatalf("the controller's pod: %v (%d)", err, len(controller.Items))
 	}
-	nodeIP := func(name string) string {
-		for _, a := range cl.Node(t, ctx, name).Status.Addresses {
-			if a.Type == corev1.NodeInternalIP {
-				return a.Address
-			}
-		}
-		t.Fatalf("node %s has no InternalIP", name)
-		return ""
-	}
 	for _, ep := range []struct{ who, addr, series string }{
 		{"controller", net.JoinHostPort(controller.Items[0].Status.PodIP, "9191"), "controller_runtime_reconcile_total"},
-		{"server", net.JoinHostPort(nodeIP("master-0"), "22625"), "go_goroutines"},
-		{"agent", net.JoinHostPort(nodeIP("worker-0"), "8797"), "mcd_state"},
+		{"server", net.JoinHostPort(cl.NodeIP(t, ctx, "master-0"), "22625"), "go_goroutines"},
+		{"agent", net.JoinHostPort(cl.NodeIP(t, ctx, "worker-0"), "8797"), "mcd_state"},
 	} {
 		t.Run(ep.who, func(t *testing.T) {
 			_, port, _ := net.SplitHostPort(ep.addr)

@@ -33,13 +33,7 @@ func podsKeptOffTheServer(t *testing.T, ctx context.Context, cl *clustertest.Clu
 	if err != nil {
 		t.Fatal(err)
 	}
-	master := cl.Node(t, ctx, "master-0")
-	var masterIP string
-	for _, a := range master.Status.Addresses {
-		if a.Type == corev1.NodeInternalIP {
-			masterIP = a.Address
-		}
-	}
+	masterIP := cl.NodeIP(t, ctx, "master-0")
 	apiInt := st.Network().APIInt().String()
 	targets := []string{
 		net.JoinHostPort(masterIP, strconv.Itoa(protocol.ServerPort)),

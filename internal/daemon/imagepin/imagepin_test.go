@@ -325,6 +325,16 @@ func TestManagerRun(t *testing.T) {
 		if !p.Results["good"].Pinned || rt.pinned[imgB] || !rt.pinned[imgA] || rt.pulls[imgA] != 1 {
 			t.Errorf("after dropping %s: %+v, pinned %v, pulls %v", imgB, p.Results, rt.pinned, rt.pulls)
 		}
+		// mco is removed: Release unpins what the record names, and removes the record.
+		if n, err := m.Release(ctx); err != nil || n != 1 || rt.pinned[imgA] {
+			t.Errorf("Release: %d, %v; pinned %v", n, err, rt.pinned)
+		}
+		if n, err := m.Release(ctx); err != nil || n != 0 {
+			t.Errorf("a second Release: %d, %v, want nothing left to unpin", n, err)
+		}
+		if _, err := m.Run(ctx, pools, []mcfgv1.PinnedImageSet{set("good", 2, imgA)}); err != nil || !rt.pinned[imgA] {
+			t.Fatalf("pinned again: %v %v", err, rt.pinned)
+		}
 		// The pool loses its sets: everything mco pinned is unpinned.
 		if _, err := m.Run(ctx, []*mcfgv1.MachineConfigPool{{ObjectMeta: pool.ObjectMeta, Spec: mcfgv1.MachineConfigPoolSpec{NodeSelector: pool.Spec.NodeSelector}}}, nil); err != nil {
 			t.Fatal(err)
@@ -368,4 +378,47 @@ func TestManagerRun(t *testing.T) {
 			t.Errorf("%+v", r)
 		}
 	})
+}
+
+// TestHostDirLinks: a registry's hosts directory is copied file by file through the node root;
+// a link planted in it is refused, never followed (its target would be read as TOML and end up
+// in an error on the node's report).
+func TestHostDirLinks(t *testing.T) {
+	dir := t.TempDir()
+	certs := filepath.Join(dir, "etc/containerd/certs.d")
+	for _, d := range []string{"reg.example:5000", "_default", "planted"} {
+		if err := os.MkdirAll(filepath.Join(certs, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = os.WriteFile(filepath.Join(certs, "reg.example:5000/hosts.toml"), []byte("server = \"http://reg.example:5000\"\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(certs, "_default/hosts.toml"), []byte("# default\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "secret"), []byte("root:x:0:0\n"), 0o600)
+	if err := os.Symlink("/secret", filepath.Join(certs, "planted/hosts.toml")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := noderoot.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	s := ContainerdSizer{Root: root}
+	tmp := t.TempDir()
+	got, err := s.hostDir(tmp, "reg.example:5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(got, "hosts.toml")); string(data) != "server = \"http://reg.example:5000\"\n" {
+		t.Errorf("copied hosts.toml = %q", data)
+	}
+	got, err = s.hostDir(tmp, "other.example")
+	if data, _ := os.ReadFile(filepath.Join(got, "hosts.toml")); err != nil || string(data) != "# default\n" {
+		t.Errorf("fallback to _default: %q, %v", data, err)
+	}
+	if _, err := s.hostDir(tmp, "planted"); err == nil || !strings.Contains(err.Error(), "never a link") {
+		t.Errorf("a planted link: %v, want it refused", err)
+	}
+	if _, err := s.Layers(context.Background(), "planted/x@sha256:1", nil); err == nil || strings.Contains(err.Error(), "root:x") {
+		t.Errorf("Layers through a planted link: %v", err)
+	}
 }

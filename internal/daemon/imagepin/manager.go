@@ -316,6 +316,19 @@ func (m *Manager) verify(ctx context.Context, pin []string) map[string]string {
 	return out
 }
 
+// Release unpins every image the record says mco pinned and removes the record: mco is being
+// removed from the node. It returns how many were pinned.
+func (m *Manager) Release(ctx context.Context) (int, error) {
+	had, err := m.readRecord()
+	if err != nil || len(had) == 0 {
+		return 0, err
+	}
+	if err := m.Pinner.Pin(ctx, PinChange{Had: had}); err != nil {
+		return len(had), err
+	}
+	return len(had), m.writeRecord(nil)
+}
+
 func (m *Manager) readRecord() ([]string, error) {
 	data, err := m.Root.ReadFile(RecordPath)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -17,6 +19,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/mco-dev/mco/internal/containerdhosts"
+	"github.com/mco-dev/mco/internal/daemon/noderoot"
 	"github.com/mco-dev/mco/internal/daemon/systemd"
 )
 
@@ -31,11 +34,46 @@ type Sizer interface {
 const maxManifest = 4 << 20
 
 // ContainerdSizer reads manifests the way the node's containerd resolves them: its registry
-// hosts directory (containerdhosts.CertsDir under Root: mirrors, plain-HTTP and certificate
+// hosts directory (containerdhosts.CertsDir in Root: mirrors, plain-HTTP and certificate
 // settings, the files mco writes from the cluster's registries configuration), with the pull
-// secret's credentials.
+// secret's credentials. A registry's directory is read through Root (no link followed: one
+// planted there could otherwise hand any file of the host to the TOML reader, whose errors end
+// up in the node's report) into a private copy that containerd's own reader then reads.
 type ContainerdSizer struct {
-	Root string
+	Root *noderoot.Root
+}
+
+// hostDir copies the node's hosts directory of host (or, as containerd falls back, _default)
+// into a directory under tmp; "" with containerd's NotFound when the node has neither.
+func (s ContainerdSizer) hostDir(tmp, host string) (string, error) {
+	for _, name := range []string{host, "_default"} {
+		dir := path.Join(containerdhosts.CertsDir, name)
+		entries, err := s.Root.ReadDir(dir)
+		if err != nil {
+			return "", fmt.Errorf("reading %s: %w", dir, err)
+		}
+		if entries == nil {
+			continue
+		}
+		copyDir, err := os.MkdirTemp(tmp, "host-")
+		if err != nil {
+			return "", err
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			data, err := s.Root.ReadFile(path.Join(dir, e.Name()))
+			if err != nil {
+				return "", fmt.Errorf("reading %s (mco reads only regular files there, never a link): %w", path.Join(dir, e.Name()), err)
+			}
+			if err := os.WriteFile(filepath.Join(copyDir, e.Name()), data, 0o600); err != nil {
+				return "", err
+			}
+		}
+		return copyDir, nil
+	}
+	return "", errdefs.ErrNotFound
 }
 
 // Layers tries the registry's hosts in containerd's order (its mirrors, then the registry), one
@@ -43,8 +81,13 @@ type ContainerdSizer struct {
 // on any error and reports only the first, so a registry's "not found" behind a mirror that
 // failed for another reason would be lost.
 func (s ContainerdSizer) Layers(ctx context.Context, ref string, creds *Credentials) (map[string]int64, error) {
+	tmp, err := os.MkdirTemp("", "mco-registry-hosts-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
 	hostsOf := dockerconfig.ConfigureHosts(ctx, dockerconfig.HostOptions{
-		HostDir:     dockerconfig.HostDirFromRoot(filepath.Join(s.Root, containerdhosts.CertsDir)),
+		HostDir:     func(host string) (string, error) { return s.hostDir(tmp, host) },
 		Credentials: creds.ForHost,
 	})
 	registry, _, _ := strings.Cut(ref, "/")

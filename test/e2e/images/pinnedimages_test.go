@@ -10,7 +10,6 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -146,11 +145,11 @@ func TestPinnedImageSets(t *testing.T) {
 		// every node: a pull reads only the image's config. The control plane read none.
 		gets := mirror.BlobGets()
 		for _, n := range workers {
-			if got := gets[nodeIP(t, ctx, cl, n)]; got != 2 {
+			if got := gets[cl.NodeIP(t, ctx, n)]; got != 2 {
 				t.Errorf("%s read %d blobs from the mirror, want 2 (one pull of each image, each reading its config): %v", n, got, gets)
 			}
 		}
-		if got := gets[nodeIP(t, ctx, cl, "master-0")]; got != 0 {
+		if got := gets[cl.NodeIP(t, ctx, "master-0")]; got != 0 {
 			t.Errorf("master-0 read %d blobs; its pool has no set", got)
 		}
 	}) {
@@ -224,18 +223,6 @@ func TestPinnedImageSets(t *testing.T) {
 }
 
 var appsDaemonSet = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
-
-// nodeIP is the node's InternalIP.
-func nodeIP(t *testing.T, ctx context.Context, cl *clustertest.Cluster, name string) string {
-	t.Helper()
-	for _, a := range cl.Node(t, ctx, name).Status.Addresses {
-		if a.Type == corev1.NodeInternalIP {
-			return a.Address
-		}
-	}
-	t.Fatalf("node %s has no InternalIP", name)
-	return ""
-}
 
 // runtimePinned says how the machine's containerd holds ref: "pinned" (the label its CRI
 // reports to the kubelet as pinned), "present", or "absent".
