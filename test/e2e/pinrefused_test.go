@@ -46,12 +46,14 @@ func kubeadmPinRefused(t *testing.T, ctx context.Context, cl *clustertest.Cluste
 			}
 			return true
 		})
-		p := &mcfgv1.MachineConfigPool{}
-		if err := cl.C.Get(ctx, client.ObjectKey{Name: protocol.WorkerPool}, p); err != nil {
-			t.Fatal(err)
-		}
-		if c := poolcondition.Get(&p.Status, mcfgv1.MachineConfigPoolPinnedImageSetsDegraded); c == nil || c.Status != "True" || !why.MatchString(c.Message) {
-			t.Errorf("the pool's PinnedImageSetsDegraded: %+v", c)
-		}
+		// The pool's condition follows the nodes' reports through the controller: waited for too.
+		clustertest.Eventually(t, time.Minute, "the pool naming containerd 1.6", func() bool {
+			p := &mcfgv1.MachineConfigPool{}
+			if err := cl.C.Get(ctx, client.ObjectKey{Name: protocol.WorkerPool}, p); err != nil {
+				return false
+			}
+			c := poolcondition.Get(&p.Status, mcfgv1.MachineConfigPoolPinnedImageSetsDegraded)
+			return c != nil && c.Status == "True" && why.MatchString(c.Message)
+		})
 	})
 }
